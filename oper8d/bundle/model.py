@@ -1,0 +1,197 @@
+"""The typed bundle model: what ``bundle.compile`` produces from ``operator.yaml``.
+
+A bundle is compiled once into these frozen dataclasses; validate, render, graph,
+test and the controller all read the same compile. Templates inside are already
+compiled (see ``oper8d.template``); nothing is re-parsed during a reconcile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from oper8d.errors import SourcePos
+from oper8d.template import Expr, TextTemplate, TreeTemplate
+
+DeployMethod = Literal["apply", "update", "replace"]
+RuleKind = Literal["builtin", "exists", "condition", "expr", "subsystem"]
+PatchType = Literal["strategicMerge", "json6902"]
+HookPhase = Literal[
+    "afterDeploy", "afterDeployUnsuccessful", "afterVerify", "afterVerifyUnsuccessful"
+]
+
+FORMAT_VERSION = "oper8d.io/v1alpha1"
+
+
+@dataclass(frozen=True)
+class CRKind:
+    """The custom resource kind a controller manages."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    scope: Literal["Namespaced", "Cluster"] = "Namespaced"
+    short_names: tuple[str, ...] = ()
+    #: JSON Schema (OpenAPI v3 subset) of ``.spec``; defaults are applied from it
+    schema: Mapping[str, Any] = field(default_factory=dict)
+    #: dotted path of the CR's version inside the CR
+    version_path: str = "spec.version"
+    printer_columns: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}"
+
+    @property
+    def namespaced(self) -> bool:
+        return self.scope == "Namespaced"
+
+
+@dataclass(frozen=True)
+class ReadyRule:
+    """One readiness rule; a resource or component is ready when all its rules hold."""
+
+    kind: RuleKind
+    pos: SourcePos
+    condition_type: str | None = None
+    condition_status: str = "True"
+    condition_reason: str | None = None
+    expr: Expr | None = None  # kind == "expr"; ``obj`` is the live object
+    subsystem_version: Expr | None = None  # kind == "subsystem"; None: the CR's version
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    """A resource of a component: one inline object or a multi-document text template."""
+
+    name: str
+    pos: SourcePos
+    object: TreeTemplate | None = None
+    template: TextTemplate | None = None
+    method: DeployMethod = "apply"
+    ready: tuple[ReadyRule, ...] = ()  # empty: builtin
+
+
+@dataclass(frozen=True)
+class Edge:
+    """``downstream`` waits for ``upstream``; ``when`` must hold over live objects."""
+
+    upstream: str
+    downstream: str
+    pos: SourcePos
+    when: Expr | None = None
+    inferred: bool = False  # found in a template's live('<component>.<resource>') call
+
+
+@dataclass(frozen=True)
+class PatchSpec:
+    """A post-render patch applied to the objects of a component."""
+
+    type: PatchType
+    patch: TreeTemplate
+    pos: SourcePos
+    target_resource: str | None = None  # resource name inside the component
+    target_kind: str | None = None
+    target_name: str | None = None
+
+
+@dataclass(frozen=True)
+class ForEach:
+    """One copy of the component per item of ``items`` (a list), item bound to ``var``."""
+
+    items: Expr
+    var: str = "item"
+    key: Expr | None = None  # instance suffix; default: item.name, else the index
+
+
+@dataclass(frozen=True)
+class ComponentSpec:
+    name: str
+    pos: SourcePos
+    resources: tuple[ResourceSpec, ...]
+    enabled: Expr | None = None  # None: always enabled
+    for_each: ForEach | None = None
+    ready: tuple[ReadyRule, ...] = ()  # component-level (span resources, use live())
+    patches: tuple[PatchSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    """A check that holds the rollout and/or objects applied after a rollout phase."""
+
+    name: str
+    phase: HookPhase
+    pos: SourcePos
+    check: Expr | None = None
+    message: str | None = None
+    resources: tuple[ResourceSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class FinalizeSpec:
+    enabled: bool = False
+    #: on CR deletion, delete components in reverse dependency order before
+    #: removing the finalizer (owner references would delete them unordered)
+    delete_components: bool = True
+    hooks: tuple[HookSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class RequeueSpec:
+    """Seconds; None means "do not requeue for this reason"."""
+
+    after_error: float | None = 60.0
+    while_waiting: float | None = 10.0
+    after_success: float | None = None
+
+
+@dataclass(frozen=True)
+class TemporaryPatchPolicy:
+    enabled: bool = True
+    allowed_kinds: tuple[str, ...] = ()  # empty: every kind the controller deploys
+    allowed_types: tuple[str, ...] = ("patchStrategicMerge", "patchJson6902")
+
+
+@dataclass(frozen=True)
+class ControllerSpec:
+    name: str
+    pos: SourcePos
+    resource: CRKind
+    components: tuple[ComponentSpec, ...]
+    edges: tuple[Edge, ...] = ()
+    config_defaults: Mapping[str, Any] = field(default_factory=dict)
+    hooks: tuple[HookSpec, ...] = ()
+    status_fields: Mapping[str, Expr] = field(default_factory=dict)
+    finalize: FinalizeSpec = field(default_factory=FinalizeSpec)
+    requeue: RequeueSpec = field(default_factory=RequeueSpec)
+    temporary_patches: TemporaryPatchPolicy = field(default_factory=TemporaryPatchPolicy)
+
+    @property
+    def finalizer(self) -> str:
+        """oper8's finalizer name: ``finalizers.<kind lower>.<group>``."""
+        return f"finalizers.{self.resource.kind.lower()}.{self.resource.group}"
+
+    def component(self, name: str) -> ComponentSpec:
+        for c in self.components:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Bundle:
+    name: str
+    root: Path
+    controllers: tuple[ControllerSpec, ...]
+    operator_version: str | None = None
+    description: str | None = None
+
+    def controller_for(self, api_version: str, kind: str) -> ControllerSpec | None:
+        for c in self.controllers:
+            if c.resource.api_version == api_version and c.resource.kind == kind:
+                return c
+        return None
