@@ -1,0 +1,512 @@
+"""oper8's status contract on the CR, written in the Kubernetes condition convention.
+
+``engine.reconcile`` calls ``start_status`` before a rollout, ``completion_status``
+after it (or ``error_status`` when reconciling stopped before a rollout), writes the
+result only when ``status_changed`` says something but a timestamp changed, and asks
+``is_stable`` for the requeue decision. All functions are pure: they take the current
+status dict and return a new one (the input is never modified); the time is passed in.
+
+Two conditions, as oper8 writes them (docs: oper8-semantics.md, "Status written on the CR"):
+
+* ``Ready``: True iff its reason is ``Stable``.
+* ``Updating``: False iff its reason is ``Stable``, ``ClusterError`` or ``Errored``.
+
+``ready_condition`` / ``updating_condition`` derive the status value from the reason,
+so no caller can pair them wrongly. Unlike oper8 (``lastTransactionTime`` refreshed on
+every write) each condition carries ``lastTransitionTime``, changed only when its status
+value changes, and ``observedGeneration``; ``status.observedGeneration`` is set too.
+
+How a rollout's outcome maps to the conditions (``*``: see below)::
+
+    outcome                        Ready                             Updating
+    all verified, no error         Stable "Verify Complete"          Stable "Rollout Complete"
+    verification incomplete        InProgress "Verify InProgress"*   VerifyWait (what waits)
+    VerificationError, or another  InProgress "Verify InProgress"*   VerifyWait (error text)
+      ExpectedError
+    PreconditionError              InProgress "Rollout InProgress"*  PreconditionWait (error)
+    ClusterError                   InProgress "Rollout InProgress"*  ClusterError (error text)
+    ConfigError                    ConfigError (error text)          Errored (error text)
+    other fatal / unexpected       Errored (error text)              Errored (error text)
+
+``*`` While the CR has never been reconciled (no ``status.versions.reconciled``), Ready
+stays ``Initializing "Initial Rollout Started"`` instead: oper8 keeps Initializing
+until the first successful rollout, so "still installing" and "an update is rolling
+out" remain distinguishable.
+
+A CR without a version (nothing at the controller's ``versionPath``) is recorded as
+the empty version ``""``, so ``versions.reconciled`` still marks the first success.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from oper8d.engine.clock import rfc3339
+from oper8d.errors import (
+    ClusterError,
+    ConfigError,
+    ExpectedError,
+    Oper8dError,
+    PreconditionError,
+    ReconcileError,
+)
+
+__all__ = [
+    "INITIAL_ROLLOUT_STARTED",
+    "READY",
+    "UPDATING",
+    "CompletionSummary",
+    "Condition",
+    "KindStatus",
+    "ReadyReason",
+    "UpdatingReason",
+    "completion_status",
+    "error_status",
+    "get_condition",
+    "is_stable",
+    "kind_status_key",
+    "ready_condition",
+    "reserved_status_keys",
+    "set_condition",
+    "start_status",
+    "status_changed",
+    "updating_condition",
+    "with_conditions",
+]
+
+READY = "Ready"
+UPDATING = "Updating"
+
+#: longest condition message we write; metav1.Condition allows 32768, kept well below
+_MAX_MESSAGE = 4096
+#: how many waiting components the Updating message spells out (all are in componentStatus)
+_MAX_WAITING_SHOWN = 3
+
+
+class ReadyReason(StrEnum):
+    STABLE = "Stable"
+    INITIALIZING = "Initializing"
+    IN_PROGRESS = "InProgress"
+    CONFIG_ERROR = "ConfigError"
+    ERRORED = "Errored"
+
+
+class UpdatingReason(StrEnum):
+    STABLE = "Stable"
+    PRECONDITION_WAIT = "PreconditionWait"
+    VERIFY_WAIT = "VerifyWait"
+    CLUSTER_ERROR = "ClusterError"
+    ERRORED = "Errored"
+    VERSION_CHANGE = "VersionChange"
+
+
+class KindStatus(StrEnum):
+    """Values of ``status.<kindLowerCamel>Status`` (an IBM Cloud Pak convention)."""
+
+    COMPLETED = "Completed"
+    FAILED = "Failed"
+    IN_PROGRESS = "InProgress"
+
+
+_KIND_STATUS_VALUES = frozenset(str(v) for v in KindStatus)
+
+_UPDATING_FALSE = frozenset(
+    {UpdatingReason.STABLE, UpdatingReason.CLUSTER_ERROR, UpdatingReason.ERRORED}
+)
+
+INITIAL_ROLLOUT_STARTED = "Initial Rollout Started"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A condition to write: its status value follows from its reason (see the helpers)."""
+
+    type: str
+    status: bool
+    reason: str
+    message: str
+
+
+def ready_condition(reason: ReadyReason | str, message: str) -> Condition:
+    """The Ready condition; True iff ``reason`` is Stable. Unknown reasons raise ValueError."""
+    reason = ReadyReason(reason)
+    return Condition(READY, reason is ReadyReason.STABLE, str(reason), _clip(message))
+
+
+def updating_condition(reason: UpdatingReason | str, message: str) -> Condition:
+    """The Updating condition; False iff ``reason`` is Stable, ClusterError or Errored."""
+    reason = UpdatingReason(reason)
+    return Condition(UPDATING, reason not in _UPDATING_FALSE, str(reason), _clip(message))
+
+
+@dataclass(frozen=True)
+class CompletionSummary:
+    """What a rollout achieved, per component (names of component instances).
+
+    The name tuples are stored sorted and without duplicates whatever order they are
+    given in, so equal outcomes compare equal and status lists are deterministic.
+    """
+
+    all_components: tuple[str, ...] = ()
+    deployed: tuple[str, ...] = ()
+    verified: tuple[str, ...] = ()
+    unverified: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    unstarted: tuple[str, ...] = ()
+    #: component -> what it waits on ("Deployment default/web: 1 of 3 replicas available")
+    waiting: Mapping[str, str] = field(default_factory=dict)
+    first_error: ReconcileError | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("all_components", "deployed", "verified", "unverified", "failed", "unstarted"):
+            object.__setattr__(self, name, tuple(sorted(set(getattr(self, name)))))
+        object.__setattr__(self, "waiting", dict(sorted(self.waiting.items())))
+
+    @property
+    def succeeded(self) -> bool:
+        """No error and nothing left unverified, failed or unstarted."""
+        return self.first_error is None and not (self.unverified or self.failed or self.unstarted)
+
+
+# -- conditions -------------------------------------------------------------------------------
+
+
+def get_condition(status: Mapping[str, Any] | None, type_: str) -> dict[str, Any] | None:
+    """The condition of ``type_`` in ``status.conditions``, or None."""
+    for cond in (status or {}).get("conditions") or ():
+        if isinstance(cond, Mapping) and cond.get("type") == type_:
+            return dict(cond)
+    return None
+
+
+def set_condition(
+    status: Mapping[str, Any] | None,
+    type_: str,
+    status_value: bool,
+    reason: str,
+    message: str,
+    *,
+    now: datetime,
+    observed_generation: int | None,
+) -> dict[str, Any]:
+    """A new status with condition ``type_`` set. ``lastTransitionTime`` is kept when the
+    status value ("True"/"False") is unchanged and becomes ``now`` otherwise. The
+    condition keeps its place in the list (new ones go last); other keys an older
+    writer left on it (oper8's ``lastTransactionTime``) are dropped."""
+    new = copy.deepcopy(dict(status or {}))
+    value = "True" if status_value else "False"
+    conditions = [c for c in new.get("conditions") or () if isinstance(c, Mapping)]
+    index = next((i for i, c in enumerate(conditions) if c.get("type") == type_), None)
+    old = conditions[index] if index is not None else None
+    if old is not None and old.get("status") == value and old.get("lastTransitionTime"):
+        since = old["lastTransitionTime"]
+    else:
+        since = rfc3339(now)
+    cond: dict[str, Any] = {
+        "type": type_,
+        "status": value,
+        "reason": str(reason),
+        "message": message,
+        "lastTransitionTime": since,
+    }
+    if observed_generation is not None:
+        cond["observedGeneration"] = observed_generation
+    if index is None:
+        conditions.append(cond)
+    else:
+        conditions[index] = cond
+        # a type appears once; drop duplicates an earlier writer may have left
+        conditions = [c for i, c in enumerate(conditions) if i == index or c.get("type") != type_]
+    new["conditions"] = conditions
+    return new
+
+
+def with_conditions(
+    status: Mapping[str, Any] | None,
+    *conditions: Condition,
+    now: datetime,
+    observed_generation: int | None,
+) -> dict[str, Any]:
+    """``set_condition`` for each of ``conditions``, in order."""
+    new = copy.deepcopy(dict(status or {}))
+    for c in conditions:
+        new = set_condition(
+            new,
+            c.type,
+            c.status,
+            c.reason,
+            c.message,
+            now=now,
+            observed_generation=observed_generation,
+        )
+    return new
+
+
+# -- the reconcile's status steps ---------------------------------------------------------------
+
+
+def start_status(
+    status: Mapping[str, Any] | None,
+    *,
+    version: str | None,
+    generation: int | None,
+    now: datetime,
+    kind: str | None = None,
+) -> dict[str, Any]:
+    """The status at the start of a reconcile: Ready Initializing before the first
+    successful rollout; Ready InProgress + Updating VersionChange when the version
+    differs from the reconciled one; otherwise the status unchanged."""
+    current = dict(status or {})
+    reconciled = _reconciled_version(current)
+    if reconciled is None:
+        conditions = (ready_condition(ReadyReason.INITIALIZING, INITIAL_ROLLOUT_STARTED),)
+    elif reconciled != _version_text(version):
+        message = f"Version Change Started: [{reconciled}] -> [{_version_text(version)}]"
+        conditions = (
+            ready_condition(ReadyReason.IN_PROGRESS, message),
+            updating_condition(UpdatingReason.VERSION_CHANGE, message),
+        )
+    else:
+        return copy.deepcopy(current)
+    new = with_conditions(current, *conditions, now=now, observed_generation=generation)
+    return _with_kind_status(new, kind)
+
+
+def completion_status(
+    status: Mapping[str, Any] | None,
+    completion: CompletionSummary,
+    *,
+    version: str | None,
+    generation: int | None,
+    now: datetime,
+    kind: str,
+    operator_version: str | None,
+    projected: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The status after a rollout: conditions per the table in this module's docstring,
+    ``componentStatus``, ``versions.reconciled`` (on success only), ``operatorVersion``,
+    ``observedGeneration``, ``<kindLowerCamel>Status`` and the projected fields (a
+    projected key that is one of ``reserved_status_keys(kind)`` is dropped)."""
+    current = dict(status or {})
+    initializing = _reconciled_version(current) is None
+    ready, updating = _outcome_conditions(completion, initializing=initializing)
+    new = with_conditions(current, ready, updating, now=now, observed_generation=generation)
+    new["componentStatus"] = _component_status(completion)
+    if completion.succeeded:
+        versions = dict(new.get("versions") or {})
+        versions["reconciled"] = _version_text(version)
+        new["versions"] = versions
+    if operator_version is not None:
+        new["operatorVersion"] = operator_version
+    if generation is not None:
+        new["observedGeneration"] = generation
+    new = _with_kind_status(new, kind)
+    reserved = reserved_status_keys(kind)
+    for key, value in projected.items():
+        if key not in reserved:
+            new[key] = copy.deepcopy(value)
+    return new
+
+
+def error_status(
+    status: Mapping[str, Any] | None,
+    error: BaseException,
+    *,
+    generation: int | None,
+    now: datetime,
+    kind: str | None = None,
+) -> dict[str, Any]:
+    """The status when reconciling stopped before or outside a rollout (an invalid CR,
+    a missing config-defaults ConfigMap, ...): the error's row of the table;
+    ``componentStatus`` and ``versions`` are left as they were."""
+    current = dict(status or {})
+    initializing = _reconciled_version(current) is None
+    conditions = _error_conditions(error, initializing=initializing)
+    new = with_conditions(current, *conditions, now=now, observed_generation=generation)
+    if generation is not None:
+        new["observedGeneration"] = generation
+    return _with_kind_status(new, kind)
+
+
+def status_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> bool:
+    """True when anything but a condition's ``lastTransitionTime`` differs: the reconciler
+    writes status only then."""
+    return _without_times(old) != _without_times(new)
+
+
+def is_stable(status: Mapping[str, Any] | None, version: str | None) -> bool:
+    """Ready True, Updating False and ``versions.reconciled`` equal to ``version``: the CR
+    needs no requeue."""
+    ready = get_condition(status, READY) or {}
+    updating = get_condition(status, UPDATING) or {}
+    return (
+        ready.get("status") == "True"
+        and updating.get("status") == "False"
+        and _reconciled_version(status) == _version_text(version)
+    )
+
+
+def kind_status_key(kind: str) -> str:
+    """``WebApp`` -> ``webAppStatus`` (oper8's rule: only the first letter is lowered)."""
+    return f"{kind[:1].lower()}{kind[1:]}Status"
+
+
+def reserved_status_keys(kind: str | None) -> frozenset[str]:
+    """Top-level status keys oper8d writes itself; projected status fields may not use
+    them (the bundle compiler can reject such a field up front)."""
+    keys = {"conditions", "componentStatus", "versions", "observedGeneration", "operatorVersion"}
+    if kind:
+        keys.add(kind_status_key(kind))
+    return frozenset(keys)
+
+
+# -- implementation -----------------------------------------------------------------------------
+
+
+def _version_text(version: str | None) -> str:
+    return "" if version is None else str(version)
+
+
+def _reconciled_version(status: Mapping[str, Any] | None) -> str | None:
+    versions = (status or {}).get("versions")
+    if not isinstance(versions, Mapping) or versions.get("reconciled") is None:
+        return None
+    return str(versions["reconciled"])
+
+
+def _clip(message: str) -> str:
+    return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 1] + "…"
+
+
+def _error_text(error: BaseException) -> str:
+    if isinstance(error, Oper8dError):
+        return str(error) or type(error).__name__
+    # an unexpected exception: its type is part of what went wrong ("KeyError: 'x'")
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+def _waiting_ready(initializing: bool, message: str) -> Condition:
+    if initializing:
+        return ready_condition(ReadyReason.INITIALIZING, INITIAL_ROLLOUT_STARTED)
+    return ready_condition(ReadyReason.IN_PROGRESS, message)
+
+
+def _error_conditions(error: BaseException, *, initializing: bool) -> tuple[Condition, Condition]:
+    text = _error_text(error)
+    if isinstance(error, PreconditionError):
+        return (
+            _waiting_ready(initializing, "Rollout InProgress"),
+            updating_condition(UpdatingReason.PRECONDITION_WAIT, text),
+        )
+    if isinstance(error, ExpectedError):  # VerificationError and any other transient error
+        return (
+            _waiting_ready(initializing, "Verify InProgress"),
+            updating_condition(UpdatingReason.VERIFY_WAIT, text),
+        )
+    if isinstance(error, ConfigError):
+        return (
+            ready_condition(ReadyReason.CONFIG_ERROR, text),
+            updating_condition(UpdatingReason.ERRORED, text),
+        )
+    if isinstance(error, ClusterError):
+        return (
+            _waiting_ready(initializing, "Rollout InProgress"),
+            updating_condition(UpdatingReason.CLUSTER_ERROR, text),
+        )
+    return (
+        ready_condition(ReadyReason.ERRORED, text),
+        updating_condition(UpdatingReason.ERRORED, text),
+    )
+
+
+def _outcome_conditions(
+    completion: CompletionSummary, *, initializing: bool
+) -> tuple[Condition, Condition]:
+    if completion.first_error is not None:
+        return _error_conditions(completion.first_error, initializing=initializing)
+    if completion.failed:
+        # failed without an error recorded: report it rather than claim progress
+        text = f"Components failed: {', '.join(completion.failed)}"
+        return (
+            ready_condition(ReadyReason.ERRORED, text),
+            updating_condition(UpdatingReason.ERRORED, text),
+        )
+    if completion.unverified or completion.unstarted:
+        return (
+            _waiting_ready(initializing, "Verify InProgress"),
+            updating_condition(UpdatingReason.VERIFY_WAIT, _verify_wait_message(completion)),
+        )
+    return (
+        ready_condition(ReadyReason.STABLE, "Verify Complete"),
+        updating_condition(UpdatingReason.STABLE, "Rollout Complete"),
+    )
+
+
+def _verify_wait_message(completion: CompletionSummary) -> str:
+    message = "Component verification incomplete"
+    items = list(completion.waiting.items())
+    if not items:
+        return message
+    shown = "; ".join(f"{name}: {why}" for name, why in items[:_MAX_WAITING_SHOWN])
+    more = len(items) - _MAX_WAITING_SHOWN
+    return f"{message}: {shown}" + (f" (and {more} more)" if more > 0 else "")
+
+
+def _component_status(completion: CompletionSummary) -> dict[str, Any]:
+    total = len(completion.all_components)
+    return {
+        "allComponents": list(completion.all_components),
+        "deployedComponents": list(completion.deployed),
+        "verifiedComponents": list(completion.verified),
+        "unverifiedComponents": list(completion.unverified),
+        "failedComponents": list(completion.failed),
+        "unstartedComponents": list(completion.unstarted),
+        "waiting": [{"component": name, "reason": why} for name, why in completion.waiting.items()],
+        "deployed": f"{len(completion.deployed)}/{total}",
+        "verified": f"{len(completion.verified)}/{total}",
+    }
+
+
+def _kind_status_value(status: Mapping[str, Any]) -> KindStatus:
+    """oper8's mapping: Completed when both conditions are Stable; Failed on an error
+    reason in either; InProgress otherwise."""
+    ready = (get_condition(status, READY) or {}).get("reason")
+    updating = (get_condition(status, UPDATING) or {}).get("reason")
+    if ready == ReadyReason.STABLE and updating == UpdatingReason.STABLE:
+        return KindStatus.COMPLETED
+    if ready in (ReadyReason.ERRORED, ReadyReason.CONFIG_ERROR) or updating in (
+        UpdatingReason.ERRORED,
+        UpdatingReason.CLUSTER_ERROR,
+    ):
+        return KindStatus.FAILED
+    return KindStatus.IN_PROGRESS
+
+
+def _with_kind_status(status: dict[str, Any], kind: str | None) -> dict[str, Any]:
+    """Set ``<kindLowerCamel>Status`` unless a user (or another tool) owns it: it is
+    written only when absent or already one of the values oper8 writes."""
+    if not kind:
+        return status
+    key = kind_status_key(kind)
+    current = status.get(key)
+    if current in (None, "") or (isinstance(current, str) and current in _KIND_STATUS_VALUES):
+        status[key] = str(_kind_status_value(status))
+    return status
+
+
+def _without_times(status: Mapping[str, Any] | None) -> dict[str, Any]:
+    out = dict(status or {})
+    conditions = out.get("conditions")
+    if isinstance(conditions, list):
+        out["conditions"] = [
+            {k: v for k, v in c.items() if k != "lastTransitionTime"}
+            if isinstance(c, Mapping)
+            else c
+            for c in conditions
+        ]
+    return out
