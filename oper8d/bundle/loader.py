@@ -1,0 +1,286 @@
+"""Read bundle YAML files into plain Python data that remembers where every node came from.
+
+``bundle.compile`` loads ``operator.yaml`` and every included component file with
+:func:`load_yaml_file`, validates the result (``bundle.validate``) and builds the model; every
+error it reports points at ``file:line:col`` through :meth:`Document.pos`. Paths written in a
+bundle go through :func:`resolve_path`, which keeps them inside the bundle folder.
+
+Parsing uses ruamel.yaml's round-trip loader, once per file, because it is the loader that
+records the line and column of each mapping key, mapping value and sequence item. Its tree is
+then converted to plain ``dict`` / ``list`` / ``str`` / ``int`` / ``float`` / ``bool`` /
+``None``, so nothing downstream sees ruamel types. This is the slow loader (see
+performance-notes): it runs when a bundle is loaded, never while reconciling.
+
+YAML dialect: ruamel reads YAML 1.2, so ``on``, ``yes`` and ``no`` stay strings and only
+``true`` / ``false`` are booleans. The Kubernetes YAML parser (YAML 1.1) would read ``yes`` as
+true; a bundle that means a boolean should write ``true``. Two further choices keep the data
+JSON-shaped, as the Kubernetes parser does: timestamps stay strings (``2024-01-01`` is the
+string ``"2024-01-01"``) and scalar mapping keys become strings (``1:`` is the key ``"1"``).
+Duplicate keys, several documents in one file and an empty file are errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
+from ruamel.yaml.constructor import RoundTripConstructor
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.scalarbool import ScalarBoolean
+
+from oper8d.errors import BundleError, Problem, SourcePos
+
+PathKey = tuple[str | int, ...]
+
+
+class _JsonShapedConstructor(RoundTripConstructor):
+    """The round-trip constructor, except that timestamps are kept as the text written.
+
+    ``add_constructor`` on a subclass copies the table, so ruamel's own constructor is left
+    untouched for anyone else in the process.
+    """
+
+
+_JsonShapedConstructor.add_constructor(
+    "tag:yaml.org,2002:timestamp", _JsonShapedConstructor.construct_yaml_str
+)
+
+
+@dataclass(frozen=True)
+class Document:
+    """One parsed YAML file: its plain data and the source position of every node.
+
+    Paths are tuples of mapping keys (``str``) and sequence indexes (``int``) from the root,
+    e.g. ``("controllers", 0, "components", 2, "name")``; ``()`` is the root.
+    """
+
+    data: Any
+    #: bundle-relative path as the user sees it, e.g. ``"operator.yaml"``
+    file: str
+    #: path -> position of the node's value (for a mapping entry: where its value starts)
+    positions: Mapping[PathKey, SourcePos] = field(default_factory=dict)
+    #: path -> position of the mapping key itself; used for "unknown key" errors
+    key_positions: Mapping[PathKey, SourcePos] = field(default_factory=dict)
+
+    def pos(self, path: Sequence[str | int]) -> SourcePos:
+        """The most specific known position of ``path``: its own, else its nearest parent's."""
+        return _nearest(self.positions, tuple(path), self.file)
+
+    def key_pos(self, path: Sequence[str | int]) -> SourcePos:
+        """Where the mapping key of ``path`` is written; falls back to :meth:`pos`."""
+        found = self.key_positions.get(tuple(path))
+        return found if found is not None else self.pos(path)
+
+
+def _nearest(positions: Mapping[PathKey, SourcePos], path: PathKey, file: str) -> SourcePos:
+    for end in range(len(path), -1, -1):
+        found = positions.get(path[:end])
+        if found is not None:
+            return found
+    return SourcePos(file)
+
+
+def resolve_path(root: Path, relpath: str, *, pos: SourcePos) -> Path:
+    """The real path of the bundle file ``relpath``, refusing anything outside the bundle.
+
+    Rejected, each with a BundleError at ``pos`` (where the path is written): an empty path,
+    an absolute path, any ``..`` component, and a path that leaves ``root`` through a symlink.
+    The file need not exist.
+    """
+    if not isinstance(relpath, str) or not relpath.strip():
+        raise BundleError(Problem("empty path: write a path relative to the bundle folder", pos))
+    pure = PurePosixPath(relpath.replace("\\", "/"))
+    if pure.is_absolute() or (len(relpath) > 1 and relpath[0].isalpha() and relpath[1] == ":"):
+        raise BundleError(
+            Problem(
+                f"path {relpath!r} is absolute: bundle paths are relative to the bundle folder",
+                pos,
+            )
+        )
+    if ".." in pure.parts:
+        raise BundleError(
+            Problem(f"path {relpath!r} uses '..': bundle paths may not leave the bundle", pos)
+        )
+    real_root = root.resolve()
+    real = (real_root / pure).resolve()
+    if not real.is_relative_to(real_root):
+        raise BundleError(
+            Problem(
+                f"path {relpath!r} leads outside the bundle through a symlink (to {real}); "
+                "copy the file into the bundle instead",
+                pos,
+            )
+        )
+    return real
+
+
+def load_yaml_file(root: Path, relpath: str, *, pos: SourcePos | None = None) -> Document:
+    """Load the bundle file ``relpath`` (exactly one YAML document) below ``root``.
+
+    ``pos`` is where the file is referenced (an ``include:``); errors about the file as a
+    whole (not found, unreadable) point there, errors inside it point into the file.
+    """
+    where = pos if pos is not None else SourcePos(str(relpath))
+    path = resolve_path(root, relpath, pos=where)
+    file = PurePosixPath(relpath.replace("\\", "/")).as_posix()
+    where = pos if pos is not None else SourcePos(file)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise BundleError(Problem(f"file {file!r} not found in the bundle {root}", where)) from None
+    except IsADirectoryError:
+        raise BundleError(Problem(f"{file!r} is a folder, not a YAML file", where)) from None
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise BundleError(Problem(f"cannot read {file!r}: {reason}", where)) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        col = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
+        raise BundleError(
+            Problem("not UTF-8 text: save the file as UTF-8", SourcePos(file, line, col))
+        ) from None
+    return load_yaml_text(text, file)
+
+
+def load_yaml_text(text: str, file: str) -> Document:
+    """Parse ``text`` (exactly one YAML document) that came from the bundle file ``file``."""
+    yaml = YAML(typ="rt")
+    yaml.Constructor = _JsonShapedConstructor
+    try:
+        tree = yaml.load(text)
+    except MarkedYAMLError as err:
+        raise BundleError(_yaml_problem(err, file)) from None
+    except YAMLError as err:  # unmarked errors are rare; still never a traceback
+        raise BundleError(
+            Problem(f"invalid YAML: {_one_line(str(err))}", SourcePos(file))
+        ) from None
+    if tree is None:
+        raise BundleError(Problem("empty file: expected a YAML mapping or list", SourcePos(file)))
+    converter = _Converter(file)
+    data = converter.convert(tree, ())
+    root_line, root_col = _root_position(tree)
+    converter.positions.setdefault((), SourcePos(file, root_line, root_col))
+    return Document(data, file, converter.positions, converter.key_positions)
+
+
+def _root_position(tree: Any) -> tuple[int, int]:
+    if isinstance(tree, CommentedMap | CommentedSeq) and tree.lc.line is not None:
+        return tree.lc.line + 1, tree.lc.col + 1
+    return 1, 1
+
+
+def _yaml_problem(err: MarkedYAMLError, file: str) -> Problem:
+    """One line from ruamel's multi-line message: the problem, at its mark."""
+    mark = err.problem_mark or err.context_mark
+    pos = SourcePos(file, mark.line + 1, mark.column + 1) if mark else SourcePos(file)
+    problem = _one_line(err.problem or err.context or "malformed YAML")
+    if problem.startswith("found duplicate key"):
+        # ruamel: 'found duplicate key "a" with value "2" (original value: "1")'
+        key = problem.split('"')[1] if problem.count('"') >= 2 else "?"
+        return Problem(f"duplicate key {key!r}: each key may appear once in a mapping", pos)
+    if problem == "but found another document":
+        return Problem(
+            "a second YAML document starts here; this file must hold exactly one document "
+            "(remove the '---' separator)",
+            pos,
+        )
+    context = _one_line(err.context) if err.context else ""
+    if context and context not in problem:
+        problem = f"{problem} ({context})"
+    return Problem(f"invalid YAML: {problem}", pos)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+class _Converter:
+    """Walks a ruamel tree once, producing plain data and the position maps."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.positions: dict[PathKey, SourcePos] = {}
+        self.key_positions: dict[PathKey, SourcePos] = {}
+        # ids of the containers being converted: a self-referencing alias would never end
+        self._active: set[int] = set()
+
+    def _pos(self, line: int, col: int) -> SourcePos:
+        return SourcePos(self.file, line + 1, col + 1)
+
+    def convert(self, node: Any, path: PathKey) -> Any:
+        if isinstance(node, CommentedMap | CommentedSeq):
+            if id(node) in self._active:
+                raise BundleError(
+                    Problem("an alias refers to the node that contains it", self._here(path))
+                )
+            self._active.add(id(node))
+            try:
+                if isinstance(node, CommentedMap):
+                    return self._mapping(node, path)
+                return self._sequence(node, path)
+            finally:
+                self._active.discard(id(node))
+        return _scalar(node)
+
+    def _here(self, path: PathKey) -> SourcePos:
+        return _nearest(self.positions, path, self.file)
+
+    def _mapping(self, node: CommentedMap, path: PathKey) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        # merged keys (``<<: *base``) have no entry in lc.data: they keep the parent's position
+        for raw_key, value in node.items():
+            marks = node.lc.data.get(raw_key)
+            key = self._key(raw_key, path, marks)
+            child = (*path, key)
+            if marks is not None:
+                self.key_positions[child] = self._pos(marks[0], marks[1])
+                self.positions[child] = self._pos(marks[2], marks[3])
+            out[key] = self.convert(value, child)
+        return out
+
+    def _sequence(self, node: CommentedSeq, path: PathKey) -> list[Any]:
+        out: list[Any] = []
+        for index, value in enumerate(node):
+            marks = node.lc.data.get(index)
+            if marks is not None:
+                self.positions[(*path, index)] = self._pos(marks[0], marks[1])
+            out.append(self.convert(value, (*path, index)))
+        return out
+
+    def _key(self, raw_key: Any, path: PathKey, marks: list[int] | None) -> str:
+        if isinstance(raw_key, str):
+            return str(raw_key)
+        if raw_key is None:
+            return "null"
+        if isinstance(raw_key, bool):
+            return "true" if raw_key else "false"
+        if isinstance(raw_key, int | float):
+            return str(_scalar(raw_key))
+        where = self._pos(marks[0], marks[1]) if marks else self._here(path)
+        raise BundleError(
+            Problem("a mapping key must be a plain value, not a mapping or list", where)
+        )
+
+
+def _scalar(value: Any) -> Any:
+    """A ruamel scalar as the plain Python value it stands for."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, ScalarBoolean):  # an anchored boolean; an int subclass in ruamel
+        return bool(value)
+    if isinstance(value, str):
+        return str(value)  # drops LiteralScalarString & co.
+    if isinstance(value, int):
+        return int(value)  # HexInt, OctalInt, ScalarInt ...
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, TaggedScalar):  # an unknown tag such as ``!secret x``: keep the text
+        return str(value.value)
+    # anything else (``!!binary``, ``!!set``) is not JSON-shaped: keep its text form
+    return str(value)

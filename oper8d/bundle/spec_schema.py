@@ -1,0 +1,236 @@
+"""A CR's spec against the bundle's OpenAPI v3 spec schema: defaults, then validation.
+
+``engine.reconcile`` and ``oper8d validate`` call :func:`apply_defaults` and then
+:func:`validate_instance`, the order the API server uses, so a CR behaves the same whether
+the API server or oper8d saw it first. Both are re-exported by ``bundle.validate``.
+
+The schema dialect is what Kubernetes accepts in a CustomResourceDefinition: OpenAPI v3.0
+(JSON Schema draft 4 with boolean ``exclusiveMinimum``/``exclusiveMaximum``) plus
+``nullable`` and the ``x-kubernetes-*`` extensions. ``x-kubernetes-int-or-string`` and
+``x-kubernetes-list-type`` (``set``, ``map``) are checked; ``format`` and the other
+extensions (``preserve-unknown-fields``, ``embedded-resource``, ``validations``) are
+annotations here. ``2.0`` counts as an integer, as it does for the API server.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from jsonschema import Draft4Validator, Draft6Validator, validators
+from jsonschema.exceptions import UnknownType, ValidationError
+from referencing.exceptions import Unresolvable
+
+from oper8d.bundle.schema_messages import (
+    alternatives,
+    describe,
+    fmt,
+    one_line,
+    suggest,
+    value_message,
+)
+from oper8d.errors import Problem
+
+Keyword = Callable[[Any, Any, Any, Mapping[str, Any]], Iterable[ValidationError] | None]
+
+
+def _nullable_guard(keyword: Keyword) -> Keyword:
+    """OpenAPI ``nullable: true``: null passes every keyword of that schema."""
+
+    def check(validator: Any, value: Any, instance: Any, schema: Mapping[str, Any]) -> Any:
+        if instance is None and schema.get("nullable") is True:
+            return
+        yield from keyword(validator, value, instance, schema) or ()
+
+    return check
+
+
+def _int_or_string(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    if value is True and (isinstance(instance, bool) or not isinstance(instance, int | str)):
+        yield ValidationError(f"must be an integer or a string (got {describe(instance)})")
+
+
+def _list_type(
+    validator: Any, value: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[Any]:
+    if not isinstance(instance, list) or value not in ("set", "map"):
+        return
+    keys = schema.get("x-kubernetes-list-map-keys") or []
+    if value == "map" and keys:
+        seen = [
+            ", ".join(f"{k}={fmt(i.get(k))}" for k in keys) if isinstance(i, dict) else fmt(i)
+            for i in instance
+        ]
+        what = "key (" + ", ".join(keys) + ")"
+    else:
+        seen, what = [fmt(i) for i in instance], "item"
+    for n, item in enumerate(seen):
+        if item in seen[:n]:
+            yield ValidationError(f"must not contain the same {what} twice (repeated: {item})")
+            return
+
+
+# A class, built once at import like any class statement; it holds no state.
+OpenAPIValidator = validators.extend(
+    Draft4Validator,
+    validators={
+        **{k: _nullable_guard(fn) for k, fn in Draft4Validator.VALIDATORS.items()},
+        "x-kubernetes-int-or-string": _nullable_guard(_int_or_string),
+        "x-kubernetes-list-type": _nullable_guard(_list_type),
+    },
+    type_checker=Draft6Validator.TYPE_CHECKER,  # draft 6+: 2.0 is an integer
+)
+
+
+def validate_instance(
+    instance: Any, schema: Mapping[str, Any], *, field_prefix: str = "spec"
+) -> list[Problem]:
+    """Every problem of ``instance`` (a CR's spec) under the OpenAPI v3 ``schema``.
+
+    Call :func:`apply_defaults` first: it also drops the nulls the schema does not allow,
+    which the API server drops too (they are not errors). Each Problem has ``field`` set
+    (``spec.replicas``) and a message such as ``must be >= 1 (got 0)``; ``str(problem)``
+    is ``spec.replicas: must be >= 1 (got 0)``. Sorted by field.
+    """
+    found: list[tuple[tuple[Any, ...], Problem]] = []
+    try:
+        for error in OpenAPIValidator(schema).iter_errors(instance):
+            found.extend(_field_problems(error, field_prefix))
+    except UnknownType as err:
+        message = f"cannot be checked: the bundle's spec schema has an unknown type {err.type!r}"
+        return [Problem(message, field=field_prefix)]
+    except (Unresolvable, re.error) as err:
+        message = f"cannot be checked: the bundle's spec schema is invalid ({one_line(str(err))})"
+        return [Problem(message, field=field_prefix)]
+    found.sort(key=lambda item: (item[0], item[1].message))
+    return list(dict.fromkeys(problem for _, problem in found))
+
+
+def _field_problems(error: ValidationError, prefix: str) -> list[tuple[tuple[Any, ...], Problem]]:
+    path = tuple(error.absolute_path)
+    keyword, instance, schema = error.validator, error.instance, error.schema
+    if keyword == "required" and isinstance(instance, dict):
+        return [
+            _at(prefix, (*path, k), "required field is missing")
+            for k in error.validator_value
+            if k not in instance
+        ]
+    if keyword == "additionalProperties" and error.validator_value is False:
+        known = list(schema.get("properties", {}))
+        patterns = list(schema.get("patternProperties", {}))
+        return [
+            _at(prefix, (*path, k), "unknown field" + suggest(k, known))
+            for k in instance
+            if k not in known and not any(re.search(p, k) for p in patterns)
+        ]
+    if keyword in ("oneOf", "anyOf"):
+        found = alternatives(error)
+        if isinstance(found, str):
+            return [_at(prefix, path, found)]
+        if found is not None:
+            return [p for sub in found for p in _field_problems(sub, prefix)]
+    return [_at(prefix, path, value_message(error) or one_line(error.message))]
+
+
+def _at(prefix: str, path: tuple[Any, ...], message: str) -> tuple[tuple[Any, ...], Problem]:
+    order = tuple((0, p, "") if isinstance(p, int) else (1, 0, p) for p in path)
+    return order, Problem(message, field=field_path(prefix, path))
+
+
+def field_path(prefix: str, path: Iterable[str | int]) -> str:
+    """``spec`` + ``("workers", 0, "name")`` -> ``spec.workers[0].name``; odd keys in brackets."""
+    out = prefix
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{part}]"
+    return out
+
+
+# -- defaulting ------------------------------------------------------------------------------
+
+
+def apply_defaults(instance: Any, schema: Mapping[str, Any]) -> Any:
+    """A copy of ``instance`` with the schema's ``default``s filled in, as the API server does.
+
+    The rules of Kubernetes structural-schema defaulting (apiextensions-apiserver
+    ``schema/defaulting``):
+
+    - first, a null whose schema is not ``nullable`` and has no default is dropped;
+    - a property's default applies when the key is absent, or null and not ``nullable``;
+      ``additionalProperties`` and ``items`` defaults replace such nulls in maps and lists;
+    - defaulting goes top-down and then descends into every value, defaulted ones included,
+      so a ``default: {}`` on an object lets the defaults of its own properties apply;
+    - ``default: null`` counts as no default; defaults are deep-copied, never shared.
+
+    ``instance`` None (no spec at all) becomes the root schema's default, if it has one.
+    """
+    result = copy.deepcopy(instance)
+    if result is None and _default_of(schema) is not None and not schema.get("nullable"):
+        result = copy.deepcopy(schema["default"])
+    _prune_nulls(result, schema)
+    _fill_defaults(result, schema)
+    return result
+
+
+def _default_of(schema: Any) -> Any:
+    return schema.get("default") if isinstance(schema, Mapping) else None
+
+
+def _schema_of(key: str, schema: Any) -> Mapping[str, Any] | None:
+    if not isinstance(schema, Mapping):
+        return None
+    properties = schema.get("properties") or {}
+    if key in properties:
+        return properties[key]
+    extra = schema.get("additionalProperties")
+    return extra if isinstance(extra, Mapping) else None
+
+
+def _non_nullable_null(value: Any, schema: Any) -> bool:
+    return value is None and isinstance(schema, Mapping) and not schema.get("nullable")
+
+
+def _prune_nulls(value: Any, schema: Any) -> None:
+    if isinstance(value, dict):
+        for key in list(value):
+            sub = _schema_of(key, schema)
+            if _non_nullable_null(value[key], sub) and _default_of(sub) is None:
+                del value[key]
+            else:
+                _prune_nulls(value[key], sub)
+    elif isinstance(value, list):
+        items = schema.get("items") if isinstance(schema, Mapping) else None
+        for item in value:
+            _prune_nulls(item, items)
+
+
+def _fill_defaults(value: Any, schema: Any) -> None:
+    if not isinstance(schema, Mapping):
+        return
+    if isinstance(value, dict):
+        properties = schema.get("properties") or {}
+        for key, sub in properties.items():
+            default = _default_of(sub)
+            if default is not None and (key not in value or _non_nullable_null(value[key], sub)):
+                value[key] = copy.deepcopy(default)
+        for key in list(value):
+            sub = _schema_of(key, schema)
+            if key not in properties:
+                _replace_null(value, key, sub)
+            _fill_defaults(value[key], sub)
+    elif isinstance(value, list):
+        items = schema.get("items")
+        for index in range(len(value)):
+            _replace_null(value, index, items)
+            _fill_defaults(value[index], items)
+
+
+def _replace_null(container: Any, key: Any, schema: Any) -> None:
+    if _non_nullable_null(container[key], schema) and _default_of(schema) is not None:
+        container[key] = copy.deepcopy(schema["default"])

@@ -1,0 +1,225 @@
+"""JSON Schema validation of bundle files, with every problem at its ``file:line:col``.
+
+``bundle.compile`` validates ``operator.yaml`` and each included component file against the
+schemas in ``schemas/`` (JSON Schema 2020-12) with :func:`validate_document`, and the user's
+spec schema with :func:`check_spec_schema`. All problems are reported at once, sorted by
+position; unknown keys point at the key and suggest the closest known one; a oneOf is
+reported as the one branch that fits ("resource 'x': needs exactly one of 'object' or
+'template'") instead of every branch's errors.
+
+CR specs are checked by ``bundle.spec_schema``; :func:`apply_defaults` and
+:func:`validate_instance` are re-exported here for the engine and the CLI.
+
+Schemas are read from the package with :func:`load_schema`; a :class:`SchemaSet`, created by
+its user, reads each one once and keeps it (there is no module-level cache).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import ValidationError
+from referencing import Registry, Resource
+
+from oper8d.bundle.loader import Document
+from oper8d.bundle.schema_messages import (
+    alternatives,
+    either,
+    fmt,
+    one_line,
+    suggest,
+    value_message,
+)
+from oper8d.bundle.spec_schema import OpenAPIValidator, apply_defaults, validate_instance
+from oper8d.errors import Problem, SourcePos
+
+__all__ = [
+    "SCHEMA_BASE_URI",
+    "SchemaSet",
+    "apply_defaults",
+    "check_spec_schema",
+    "load_schema",
+    "validate_document",
+    "validate_instance",
+]
+
+SCHEMA_BASE_URI = "https://oper8d.io/schemas/"
+SCHEMA_FILES = ("operator.schema.json", "component.schema.json")
+
+Path = tuple[str | int, ...]
+
+
+def _filename(name: str) -> str:
+    return name if name.endswith(".json") else f"{name}.schema.json"
+
+
+def load_schema(name: str) -> dict[str, Any]:
+    """Read a schema from the package's ``schemas/`` folder, fresh on every call.
+
+    ``name`` is ``"operator"`` or ``"operator.schema.json"`` (likewise ``component``).
+    """
+    filename = _filename(name)
+    resource = importlib.resources.files("oper8d") / "schemas" / filename
+    try:
+        text = resource.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"oper8d has no schema {filename!r} (it has {SCHEMA_FILES})") from None
+    return json.loads(text)
+
+
+class SchemaSet:
+    """The bundle schemas, each read from the package on first use and kept by this object."""
+
+    def __init__(self) -> None:
+        self._schemas: dict[str, dict[str, Any]] = {}
+        self._registry: Registry | None = None
+
+    def get(self, name: str) -> dict[str, Any]:
+        filename = _filename(name)
+        if filename not in self._schemas:
+            self._schemas[filename] = load_schema(filename)
+        return self._schemas[filename]
+
+    @property
+    def operator(self) -> dict[str, Any]:
+        return self.get("operator.schema.json")
+
+    @property
+    def component(self) -> dict[str, Any]:
+        return self.get("component.schema.json")
+
+    @property
+    def registry(self) -> Registry:
+        """Every package schema under its ``$id``, so cross-file ``$ref``s resolve."""
+        if self._registry is None:
+            self._registry = Registry().with_resources(
+                (SCHEMA_BASE_URI + name, Resource.from_contents(self.get(name)))
+                for name in SCHEMA_FILES
+            )
+        return self._registry
+
+    def validate(self, doc: Document, name: str) -> list[Problem]:
+        """:func:`validate_document` against the package schema ``name``."""
+        return validate_document(doc, self.get(name), registry=self.registry)
+
+
+def validate_document(
+    doc: Document, schema: dict[str, Any], *, registry: Registry | None = None
+) -> list[Problem]:
+    """Every problem of ``doc`` under ``schema`` (JSON Schema 2020-12), sorted by position.
+
+    ``registry`` resolves ``$ref``s into other schemas; by default the package's schemas.
+    """
+    if registry is None:
+        registry = SchemaSet().registry
+    validator = Draft202012Validator(schema, registry=registry)
+    return _problems(validator.iter_errors(doc.data), doc, ())
+
+
+def check_spec_schema(doc: Document, path: Sequence[str | int]) -> list[Problem]:
+    """Problems of the OpenAPI v3 spec schema written at ``path`` of ``doc``
+    (``controllers[i].resource.schema``): unknown types, malformed keywords, bad regexes.
+
+    Run at load time so that :func:`validate_instance` never meets a broken schema.
+    """
+    base = tuple(path)
+    schema = doc.data
+    for part in base:
+        schema = schema[part]
+    meta = OpenAPIValidator(OpenAPIValidator.META_SCHEMA, format_checker=FormatChecker(["regex"]))
+    return _problems(meta.iter_errors(schema), doc, base)
+
+
+def _problems(errors: Any, doc: Document, base: Path) -> list[Problem]:
+    found: dict[tuple[SourcePos, str], Problem] = {}
+    typed: set[Path] = set()
+    for error in errors:
+        path = (*base, *error.absolute_path)
+        if error.validator == "type":
+            # a ``type`` list and an if/else branch may both reject the same value: say it once
+            if path in typed:
+                continue
+            typed.add(path)
+        for problem in _explain(error, doc, path):
+            found.setdefault((problem.pos or SourcePos(doc.file), problem.message), problem)
+    return [found[key] for key in sorted(found)]
+
+
+def _explain(error: ValidationError, doc: Document, path: Path) -> list[Problem]:
+    keyword, instance, schema = error.validator, error.instance, error.schema
+    unknown_keys = keyword in ("additionalProperties", "unevaluatedProperties")
+    if unknown_keys and error.validator_value is False and isinstance(instance, dict):
+        known = list(schema.get("properties", {}))
+        patterns = list(schema.get("patternProperties", {}))
+        where = _container(schema, instance, path, doc.file, preposition=True)
+        return [
+            Problem(f"unknown key {k!r} {where}{suggest(k, known)}", doc.key_pos((*path, k)))
+            for k in instance
+            if k not in known and not any(re.search(p, k) for p in patterns)
+        ]
+    if keyword == "required" and isinstance(instance, dict):
+        noun = _container(schema, instance, path, doc.file)
+        return [
+            Problem(f"{noun}: missing required key {k!r}", doc.pos(path))
+            for k in error.validator_value
+            if k not in instance
+        ]
+    if keyword in ("oneOf", "anyOf"):
+        found = alternatives(error)
+        if isinstance(found, str):
+            noun = _container(schema, instance, path, doc.file)
+            return [Problem(f"{noun}: {found}", doc.pos(path))]
+        if found is not None:
+            base = path[: len(path) - len(error.absolute_path)]
+            return [p for sub in found for p in _explain(sub, doc, (*base, *sub.absolute_path))]
+    if keyword == "minProperties" and schema.get("properties") and error.validator_value == 1:
+        noun = _container(schema, instance, path, doc.file)
+        return [
+            Problem(f"{noun}: needs at least one of {either(schema['properties'])}", doc.pos(path))
+        ]
+    if "propertyNames" in error.absolute_schema_path and isinstance(instance, str):
+        # the instance is a key of the mapping at ``path``: point at the key
+        message = value_message(error) or one_line(error.message)
+        if not message.startswith(fmt(instance)):
+            message = f"{fmt(instance)}: {message}"
+        return [Problem(f"key {message}", doc.key_pos((*path, instance)))]
+    message = value_message(error) or one_line(error.message)
+    return [Problem(f"{_subject(path)}: {message}", doc.pos(path))]
+
+
+def _container(
+    schema: Mapping[str, Any], instance: Any, path: Path, file: str, *, preposition: bool = False
+) -> str:
+    """How to name the mapping at ``path``: "component 'app'", "the readiness rule", ..."""
+    title = schema.get("title")
+    name = instance.get("name") if isinstance(instance, dict) else None
+    if not path and not (title and isinstance(name, str)):
+        return f"at the top level of {file}" if preposition else f"top level of {file}"
+    if title and isinstance(name, str):
+        noun = f"{_lower_first(title)} {name!r}"
+    elif title:
+        noun = f"the {_lower_first(title)}"
+    else:
+        noun = repr(_subject(path))
+    return f"in {noun}" if preposition else noun
+
+
+def _subject(path: Sequence[str | int]) -> str:
+    """The node at ``path`` as the user wrote it: ``method``, ``dependsOn[1]``."""
+    if not path:
+        return "the document"
+    last = path[-1]
+    if isinstance(last, int):
+        parent = path[-2] if len(path) > 1 and isinstance(path[-2], str) else "item"
+        return f"{parent}[{last}]"
+    return str(last)
+
+
+def _lower_first(title: str) -> str:
+    # "Readiness rule" -> "readiness rule", but "DNS-1123 label" stays
+    return title if title[1:2].isupper() else title[:1].lower() + title[1:]
