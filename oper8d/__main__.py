@@ -1,0 +1,3 @@
+from oper8d.cli.main import main
+
+main()

@@ -1,0 +1,1 @@
+"""The ``oper8d`` command line."""

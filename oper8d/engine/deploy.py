@@ -1,0 +1,220 @@
+"""DeployManager: puts rendered objects into a cluster on behalf of one CR.
+
+Used by the rollout. It stamps ownership (labels, the internal-name annotation,
+owner references to the CR), skips writes for objects that have not changed since
+our last successful apply (a no-op reconcile sends no writes), deletes objects of
+disabled components, and finds owned objects for pruning through the CR's
+inventory annotation (the kinds it has deployed, ApplySet-style).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from oper8d.cluster.base import Cluster, Method, Obj
+from oper8d.engine.config import INTERNAL_NAME_ANNOTATION, passthrough_annotations
+from oper8d.kinds import CLUSTER_SCOPED_KINDS
+
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+OWNER_LABEL = "oper8d.io/owner-uid"
+HASH_ANNOTATION = "oper8d.io/applied-hash"
+COMPONENT_ANNOTATION = "oper8d.io/component"
+#: on the CR: the ``apiVersion/Kind``s it has deployed, so pruning knows what to list
+INVENTORY_ANNOTATION = "oper8d.io/inventory"
+
+
+@dataclass
+class DeployStats:
+    """What a reconcile did to the cluster (shown by the CLI, used by benchmarks)."""
+
+    applied: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+
+
+class DeployManager:
+    """Applies and deletes the objects of one CR. Thread-safe (components deploy concurrently)."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        cr: Obj,
+        *,
+        field_manager: str,
+        record_inventory: Callable[[set[str]], None] | None = None,
+    ):
+        """``record_inventory`` persists the set of deployed kinds (the reconciler writes it to
+        the CR) and is called *before* the first object of a new kind is created, so an
+        object can never exist that pruning would not find."""
+        self.cluster = cluster
+        self.record_inventory = record_inventory
+        self.inventory: set[str] = set(inventory_of(cr))
+        self.cr = cr
+        self.field_manager = field_manager
+        meta = cr.get("metadata") or {}
+        self.cr_uid: str = meta.get("uid", "")
+        self.cr_namespace: str | None = meta.get("namespace")
+        self.stats = DeployStats()
+        self._lock = threading.Lock()
+        self._passthrough = passthrough_annotations(cr)
+
+    # -- stamping ------------------------------------------------------------------------
+    def prepare(self, obj: Obj, internal_name: str, component: str) -> Obj:
+        """Our copy of ``obj`` as it will be applied: namespace, labels, annotations, owner."""
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        namespaced = obj.get("kind") not in CLUSTER_SCOPED_KINDS
+        if namespaced and not meta.get("namespace") and self.cr_namespace:
+            meta["namespace"] = self.cr_namespace
+        labels = meta.setdefault("labels", {})
+        labels.setdefault(MANAGED_BY_LABEL, "oper8d")
+        if self.cr_uid:
+            labels[OWNER_LABEL] = self.cr_uid
+        annotations = meta.setdefault("annotations", {})
+        annotations[INTERNAL_NAME_ANNOTATION] = internal_name
+        annotations[COMPONENT_ANNOTATION] = component
+        for key, value in self._passthrough.items():
+            annotations.setdefault(key, value)
+        # An owner reference needs the owner in the same namespace (or a cluster-scoped owner).
+        same_scope = not self.cr_namespace or meta.get("namespace") == self.cr_namespace
+        if self.cr_uid and namespaced and same_scope:
+            ref = {
+                "apiVersion": self.cr["apiVersion"],
+                "kind": self.cr["kind"],
+                "name": self.cr["metadata"]["name"],
+                "uid": self.cr_uid,
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+            refs = [r for r in meta.get("ownerReferences", []) if r.get("uid") != self.cr_uid]
+            meta["ownerReferences"] = [*refs, ref]
+        # a stable, conventional key order: name, namespace, labels, annotations, owners, rest
+        order = ("name", "generateName", "namespace", "labels", "annotations", "ownerReferences")
+        obj["metadata"] = {k: meta[k] for k in order if k in meta} | {
+            k: v for k, v in meta.items() if k not in order
+        }
+        annotations[HASH_ANNOTATION] = content_hash(obj)
+        return obj
+
+    # -- writes --------------------------------------------------------------------------
+    def apply(self, obj: Obj, method: Method = "apply") -> tuple[Obj, bool]:
+        """Apply a prepared object unless the live one already matches. Returns (live, written)."""
+        api_version, kind, name, ns = identity(obj)
+        live = self.cluster.get(api_version, kind, name, ns)
+        label = _label(obj)
+        if live is not None and is_current(obj, live):
+            with self._lock:
+                self.stats.unchanged.append(label)
+            return live, False
+        self._remember_kind(obj)
+        live = self.cluster.apply(obj, field_manager=self.field_manager, method=method)
+        with self._lock:
+            self.stats.applied.append(label)
+        return live, True
+
+    def _remember_kind(self, obj: Obj) -> None:
+        self.remember_kinds([obj])
+
+    def remember_kinds(self, objs: Iterable[Obj]) -> None:
+        """Add the objects' kinds to the inventory, persisting it once if any is new."""
+        with self._lock:
+            new = {kind_key(o) for o in objs} - self.inventory
+            if not new:
+                return
+            self.inventory |= new
+            if self.record_inventory is not None:
+                self.record_inventory(set(self.inventory))
+
+    def delete(self, obj: Obj) -> bool:
+        api_version, kind, name, ns = identity(obj)
+        gone = self.cluster.delete(api_version, kind, name, ns)
+        if gone:
+            with self._lock:
+                self.stats.deleted.append(_label(obj))
+        return gone
+
+    # -- ownership -----------------------------------------------------------------------
+    def owned(self) -> list[Obj]:
+        """Live objects carrying this CR's owner label, of every kind in the inventory."""
+        if not self.cr_uid:
+            return []
+        found: list[Obj] = []
+        with self._lock:
+            kinds = sorted(self.inventory)
+        for key in kinds:
+            api_version, _, kind = key.rpartition("/")
+            ns = None if kind in CLUSTER_SCOPED_KINDS else self.cr_namespace
+            found.extend(
+                self.cluster.list(api_version, kind, ns, label_selector=f"{OWNER_LABEL}={self.cr_uid}")
+            )
+        return found
+
+
+def identity(obj: Obj) -> tuple[str, str, str, str | None]:
+    meta = obj.get("metadata") or {}
+    return obj["apiVersion"], obj["kind"], meta.get("name", ""), meta.get("namespace")
+
+
+def kind_key(obj: Obj) -> str:
+    """The inventory key of an object's kind: ``apps/v1/Deployment``."""
+    return f"{obj['apiVersion']}/{obj['kind']}"
+
+
+def internal_name_of(obj: Obj) -> str | None:
+    return ((obj.get("metadata") or {}).get("annotations") or {}).get(INTERNAL_NAME_ANNOTATION)
+
+
+def component_of(obj: Obj) -> str | None:
+    return ((obj.get("metadata") or {}).get("annotations") or {}).get(COMPONENT_ANNOTATION)
+
+
+def inventory_of(cr: Obj) -> list[str]:
+    value = ((cr.get("metadata") or {}).get("annotations") or {}).get(INVENTORY_ANNOTATION, "")
+    return sorted(k for k in value.split(",") if k)
+
+
+def content_hash(obj: Obj) -> str:
+    """sha256 of what we want, independent of key order (the hash annotation excluded)."""
+    body = copy.copy(obj)
+    meta = dict(body.get("metadata") or {})
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != HASH_ANNOTATION}
+    meta["annotations"] = annotations
+    body["metadata"] = meta
+    data = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(data.encode()).hexdigest()[:32]
+
+
+def is_current(wanted: Obj, live: Obj) -> bool:
+    """True when the live object was written from this exact rendering and still holds it.
+
+    The hash says our intent has not changed since the last successful apply; the subset
+    check says nobody changed what we own since (drift is corrected by the next apply).
+    """
+    wanted_hash = wanted["metadata"]["annotations"].get(HASH_ANNOTATION)
+    live_hash = ((live.get("metadata") or {}).get("annotations") or {}).get(HASH_ANNOTATION)
+    return wanted_hash == live_hash and _contains(live, wanted)
+
+
+def _contains(live: Any, wanted: Any) -> bool:
+    if isinstance(wanted, dict):
+        if not isinstance(live, dict):
+            return False
+        return all(k in live and _contains(live[k], v) for k, v in wanted.items())
+    if isinstance(wanted, list):
+        return (
+            isinstance(live, list)
+            and len(live) == len(wanted)
+            and all(_contains(a, b) for a, b in zip(live, wanted, strict=True))
+        )
+    return bool(live == wanted)
+
+
+def _label(obj: Obj) -> str:
+    api_version, kind, name, ns = identity(obj)
+    return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"

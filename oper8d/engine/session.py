@@ -1,0 +1,179 @@
+"""One reconcile of one CR: the CR, its merged config, the template context and what
+was rendered so far. Created by the reconciler, read by the rollout and templates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import string
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from oper8d.bundle.model import Bundle, ControllerSpec
+from oper8d.cluster.base import Cluster, Obj
+from oper8d.engine.config import get_path
+from oper8d.errors import ConfigError, PreconditionError
+from oper8d.template.names import scoped_name, truncate_name
+
+_ALPHABET = string.ascii_letters + string.digits
+
+
+class RandomSource(Protocol):
+    """Where ``random_string(key, length)`` gets values that stay stable across reconciles."""
+
+    def get(self, key: str, length: int) -> str: ...
+
+
+class SeededRandoms:
+    """Deterministic values derived from the CR's identity: for offline render and tests.
+
+    Not secret: anybody who knows the CR's namespace and name can compute them.
+    """
+
+    def __init__(self, seed: str):
+        self.seed = seed
+
+    def get(self, key: str, length: int) -> str:
+        out: list[str] = []
+        counter = 0
+        while len(out) < length:
+            digest = hashlib.sha256(f"{self.seed}/{key}/{counter}".encode()).digest()
+            out.extend(_ALPHABET[b % len(_ALPHABET)] for b in digest)
+            counter += 1
+        return "".join(out[:length])
+
+
+class SecretRandoms:
+    """Cryptographically random values, kept in a Secret owned by the CR so they stay
+    the same across reconciles and operator restarts. The Secret is written only when
+    a new key is first used."""
+
+    def __init__(self, cluster: Cluster, cr: Obj, *, field_manager: str):
+        meta = cr["metadata"]
+        self.cluster = cluster
+        self.field_manager = field_manager
+        self.name = truncate_name(f"{meta['name']}-oper8d-generated")
+        self.namespace = meta.get("namespace") or "default"
+        self.owner = {
+            "apiVersion": cr["apiVersion"],
+            "kind": cr["kind"],
+            "name": meta["name"],
+            "uid": meta.get("uid", ""),
+            "controller": True,
+        }
+        self._lock = threading.Lock()
+        self._values: dict[str, str] | None = None
+
+    def get(self, key: str, length: int) -> str:
+        import base64
+
+        with self._lock:
+            if self._values is None:
+                live = self.cluster.get("v1", "Secret", self.name, self.namespace) or {}
+                self._values = {
+                    k: base64.b64decode(v).decode() for k, v in (live.get("data") or {}).items()
+                }
+            slot = f"{key}.{length}"
+            if slot not in self._values:
+                self._values[slot] = "".join(secrets.choice(_ALPHABET) for _ in range(length))
+                data = {
+                    k: base64.b64encode(v.encode()).decode() for k, v in self._values.items()
+                }
+                self.cluster.apply(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Secret",
+                        "metadata": {
+                            "name": self.name,
+                            "namespace": self.namespace,
+                            "labels": {"app.kubernetes.io/managed-by": "oper8d"},
+                            "ownerReferences": [self.owner] if self.owner["uid"] else [],
+                        },
+                        "type": "Opaque",
+                        "data": data,
+                    },
+                    field_manager=self.field_manager,
+                )
+            return self._values[slot]
+
+
+@dataclass
+class Session:
+    """State of one reconcile. ``rendered`` maps internal name -> the object we applied."""
+
+    bundle: Bundle
+    controller: ControllerSpec
+    cr: Obj
+    config: Mapping[str, Any]
+    cluster: Cluster
+    randoms: RandomSource
+    reconcile_id: str = ""
+    rendered: dict[str, Obj] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def version(self) -> Any:
+        return get_path(self.cr, self.controller.resource.version_path)
+
+    @property
+    def name(self) -> str:
+        return self.cr["metadata"]["name"]
+
+    @property
+    def namespace(self) -> str | None:
+        return self.cr["metadata"].get("namespace")
+
+    def record(self, internal_name: str, obj: Obj) -> None:
+        with self._lock:
+            self.rendered[internal_name] = obj
+
+    # -- template context ----------------------------------------------------------------
+    def context(self, **extra: Any) -> dict[str, Any]:
+        cr = self.cr
+        ctx: dict[str, Any] = {
+            "cr": cr,
+            "spec": cr.get("spec") or {},
+            "metadata": cr.get("metadata") or {},
+            "status": cr.get("status") or {},
+            "name": self.name,
+            "namespace": self.namespace,
+            "config": self.config,
+            "version": self.version,
+            "operator": {"name": self.bundle.name, "version": self.bundle.operator_version},
+            "scoped_name": lambda n: scoped_name(self.name, str(n)),
+            "truncate_name": truncate_name,
+            "live": self.live,
+            "lookup": self.lookup,
+            "require": _require,
+            "config_error": _config_error,
+            "random_string": lambda key, length=16: self.randoms.get(str(key), int(length)),
+        }
+        ctx.update(extra)
+        return ctx
+
+    def live(self, ref: str) -> Obj | None:
+        """The live object of internal name ``ref`` rendered earlier in this reconcile."""
+        with self._lock:
+            obj = self.rendered.get(ref)
+        if obj is None:
+            return None
+        meta = obj["metadata"]
+        return self.cluster.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
+
+    def lookup(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> Obj | None:
+        return self.cluster.get(api_version, kind, name, namespace or self.namespace)
+
+
+def _require(condition: Any, message: str = "precondition not met") -> str:
+    if not condition:
+        raise PreconditionError(str(message))
+    return ""
+
+
+def _config_error(message: str) -> str:
+    raise ConfigError(str(message))
