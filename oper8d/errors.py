@@ -34,6 +34,8 @@ class SourcePos:
     def __str__(self) -> str:
         if not self.line:
             return self.file
+        if not self.col:
+            return f"{self.file}:{self.line}"
         return f"{self.file}:{self.line}:{self.col}"
 
 

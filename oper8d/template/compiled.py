@@ -1,0 +1,108 @@
+"""Compiled templates: expressions, template strings and text templates.
+
+``TemplateEngine`` (``environment.py``) builds these at bundle load; the bundle model holds
+them and the engine renders them on every reconcile. Nothing here parses template source:
+rendering runs code Jinja generated once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jinja2 import Template
+
+from oper8d.errors import SourcePos
+from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache
+from oper8d.template.failures import passes_through, render_failure, template_line
+from oper8d.template.values import copy_result
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledString:
+    """One template string (an inline-object string or an expression).
+
+    ``native``: the string is a single expression, whose value keeps its type (an int,
+    a dict, ...); otherwise it renders to text.
+    """
+
+    source: str
+    pos: SourcePos
+    references: frozenset[str]
+    native: bool
+    template: Template = field(repr=False)
+
+    def render(self, parent: dict[str, Any]) -> Any:
+        """Render with ``parent``: the template context already merged with the globals."""
+        template = self.template
+        context = template.new_context(parent, shared=True)
+        try:
+            if self.native:
+                # the compiled code assigns the expression to ``result`` (as
+                # Environment.compile_expression does) and yields nothing
+                for _ in template.root_render_func(context):
+                    pass
+                return copy_result(context.vars["result"])
+            return "".join(template.root_render_func(context))
+        except Exception as exc:
+            if passes_through(exc):
+                raise
+            raise render_failure(exc, self.pos, self.source) from exc
+
+
+@dataclass(frozen=True, eq=False)
+class Expr:
+    """A compiled expression (``enabled``, ``when``, readiness ``expr``, status fields, ...).
+
+    A constant (``enabled: true``) has no compiled string and evaluates to itself.
+    """
+
+    source: str
+    pos: SourcePos
+    references: frozenset[str] = frozenset()
+    compiled: CompiledString | None = field(default=None, repr=False)
+    constant: Any = field(default=None, repr=False)
+    globals: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    def evaluate(self, context: Mapping[str, Any]) -> Any:
+        """The expression's value; a ``ConfigError`` at ``pos`` when it fails."""
+        if self.compiled is None:
+            return self.constant
+        return self.compiled.render({**self.globals, **context})
+
+
+class TextTemplate:
+    """A Helm-style text template file that renders to one or more Kubernetes objects."""
+
+    def __init__(
+        self,
+        file: str,
+        template: Template,
+        source: str,
+        references: frozenset[str],
+        cache_size: int = DEFAULT_CACHE_SIZE,
+    ) -> None:
+        self.file = file
+        self.references = references
+        self._template = template
+        self._lines = source.splitlines()
+        self._documents = DocumentCache(file, cache_size)
+
+    def __repr__(self) -> str:
+        return f"TextTemplate({self.file!r})"
+
+    def render_text(self, context: Mapping[str, Any]) -> str:
+        """The rendered text (what ``oper8d render`` can show before it is parsed)."""
+        try:
+            return self._template.render(context)
+        except Exception as exc:
+            if passes_through(exc):
+                raise
+            line = template_line(exc, self.file)
+            where = self._lines[line - 1] if line and line <= len(self._lines) else self.file
+            raise render_failure(exc, SourcePos(self.file, line or 0), where) from exc
+
+    def render(self, context: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The objects the template renders to, empty documents dropped; the caller owns them."""
+        return self._documents.parse(self.render_text(context))

@@ -1,0 +1,208 @@
+"""``TemplateEngine``: the one sandboxed Jinja environment of a loaded bundle.
+
+``bundle.compile`` creates one engine per bundle load and compiles every expression,
+inline object and text template through it; the results (``Expr``, ``TreeTemplate``,
+``TextTemplate``) live in the bundle model and are rendered by the engine on every
+reconcile without being parsed again.
+
+The environment is Jinja's ``ImmutableSandboxedEnvironment`` (no attribute starting with
+``_``, no unsafe callables, ``range`` capped at 100,000 items, and no changes to the
+context's lists and dicts, so one template cannot alter what the next one reads) with ``StrictUndefined`` (a missing
+name or attribute is an error, never an empty string), autoescape off (the output is
+YAML, not HTML) and ``keep_trailing_newline``. It has no loader: ``include``, ``import``
+and ``extends`` are rejected at load time. The sandbox keeps templates away from Python
+internals; it does not bound the memory or time a template may use.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from jinja2 import StrictUndefined, Template, nodes
+from jinja2.exceptions import TemplateSyntaxError
+from jinja2.lexer import describe_token
+from jinja2.parser import Parser
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from oper8d.errors import BundleError, Problem, SourcePos
+from oper8d.template.compiled import CompiledString, Expr, TextTemplate
+from oper8d.template.failures import syntax_problem
+from oper8d.template.filters import template_filters
+from oper8d.template.names import truncate_name
+from oper8d.template.tree import Path, TreeTemplate, is_templated
+
+_FILE_STATEMENTS: tuple[tuple[type[nodes.Node], str], ...] = (
+    (nodes.Include, "include"),
+    (nodes.Import, "import"),
+    (nodes.FromImport, "from ... import"),
+    (nodes.Extends, "extends"),
+)
+
+
+class TemplateEngine:
+    """Compiles a bundle's templates. One per bundle load; compiles, never renders."""
+
+    def __init__(self) -> None:
+        env = ImmutableSandboxedEnvironment(
+            undefined=StrictUndefined,
+            autoescape=False,
+            keep_trailing_newline=True,
+        )
+        env.filters.update(template_filters())  # our `indent` replaces Jinja's (Helm's rule)
+        env.globals["truncate_name"] = truncate_name
+        self._env = env
+
+    # -- public API ---------------------------------------------------------------------
+
+    def expression(self, source: str | bool | int | float, pos: SourcePos) -> Expr:
+        """Compile an expression, bare (``spec.replicas > 1``) or wrapped
+        (``{{ spec.replicas > 1 }}``); a boolean or number is a constant.
+
+        A source holding ``{{`` or ``{%`` is a template string: a lone ``{{ expr }}`` keeps
+        the value's type, anything else (text around it, several ``{{ }}``) renders to a
+        string. A bare source is parsed as ``Environment.compile_expression`` parses it.
+        """
+        if isinstance(source, bool | int | float):
+            return Expr(json.dumps(source), pos, constant=source)
+        if not isinstance(source, str):
+            raise BundleError(
+                Problem(
+                    "an expression must be a string, a boolean or a number, "
+                    f"got {type(source).__name__}",
+                    pos,
+                )
+            )
+        if is_templated(source):
+            compiled = self._compile_string(source, pos)
+        else:
+            compiled = self._compile_bare_expression(source, pos)
+        return Expr(source, pos, compiled.references, compiled=compiled, globals=self._env.globals)
+
+    def tree(
+        self,
+        value: Any,
+        pos: SourcePos,
+        positions: Mapping[Path, SourcePos] | None = None,
+    ) -> TreeTemplate:
+        """Compile an inline object: every string holding ``{{`` or ``{%`` (keys included).
+        ``positions`` maps paths inside ``value`` to where the loader found them."""
+        return TreeTemplate(value, pos, positions, self._compile_string, self._env.globals)
+
+    def text(self, source: str, file: str) -> TextTemplate:
+        """Compile a Helm-style text template; ``file`` is its bundle-relative path."""
+
+        def problem(exc: TemplateSyntaxError) -> Problem:
+            return syntax_problem(exc, SourcePos(file, exc.lineno or 0), None)
+
+        try:
+            ast = self._env.parse(source, name=file, filename=file)
+        except TemplateSyntaxError as exc:
+            raise BundleError(problem(exc)) from exc
+        self._reject_file_statements(ast, lambda node: SourcePos(file, node.lineno))
+        template = self._template(ast, problem, file)
+        return TextTemplate(file, template, source, live_references(ast))
+
+    # -- compilation ----------------------------------------------------------------------
+
+    def _compile_string(self, source: str, pos: SourcePos) -> CompiledString:
+        """Compile a template string; a lone ``{{ expr }}`` keeps the expression's type."""
+        try:
+            ast = self._env.parse(source)
+        except TemplateSyntaxError as exc:
+            raise BundleError(syntax_problem(exc, pos, source)) from exc
+        self._reject_file_statements(ast, lambda _node: pos)
+        expression = _lone_expression(ast)
+        if expression is not None:
+            return self._native(expression, source, pos, live_references(ast))
+        template = self._template(ast, lambda exc: syntax_problem(exc, pos, source))
+        return CompiledString(source, pos, live_references(ast), native=False, template=template)
+
+    def _compile_bare_expression(self, source: str, pos: SourcePos) -> CompiledString:
+        # the parsing half of Environment.compile_expression, with a clearer error
+        parser = Parser(self._env, source, state="variable")
+        try:
+            expression = parser.parse_expression()
+            if not parser.stream.eos:
+                token = parser.stream.current
+                raise TemplateSyntaxError(
+                    f"unexpected {describe_token(token)} after the expression",
+                    token.lineno,
+                )
+        except TemplateSyntaxError as exc:
+            raise BundleError(syntax_problem(exc, pos, source)) from exc
+        expression.set_environment(self._env)
+        return self._native(expression, source, pos, live_references(expression))
+
+    def _native(
+        self, expression: nodes.Expr, source: str, pos: SourcePos, references: frozenset[str]
+    ) -> CompiledString:
+        """A template that stores the expression's value in ``result`` instead of printing it
+        (the template Environment.compile_expression builds)."""
+        body = [nodes.Assign(nodes.Name("result", "store"), expression, lineno=1)]
+        template = self._template(
+            nodes.Template(body, lineno=1), lambda exc: syntax_problem(exc, pos, source)
+        )
+        return CompiledString(source, pos, references, native=True, template=template)
+
+    def _template(
+        self,
+        ast: nodes.Template,
+        problem: Callable[[TemplateSyntaxError], Problem],
+        file: str | None = None,
+    ) -> Template:
+        """A template object for ``ast``; ``file`` names its traceback frames (see
+        ``failures.template_line``). Code generation finds unknown filters and tests."""
+        try:
+            code = self._env.compile(ast, name=file, filename=file)
+        except TemplateSyntaxError as exc:
+            raise BundleError(problem(exc)) from exc
+        # The environment's own globals dict rather than the ChainMap from_string builds:
+        # a context is created per rendered string, and copying a ChainMap's keys into the
+        # context doubled the cost of rendering an inline object.
+        return self._env.template_class.from_code(self._env, code, self._env.globals, None)
+
+    @staticmethod
+    def _reject_file_statements(
+        ast: nodes.Template, position: Callable[[nodes.Node], SourcePos]
+    ) -> None:
+        problems = [
+            Problem(
+                f"templates cannot include files: {{% {name} %}} is not supported; "
+                "each template must stand alone (define macros in the same template)",
+                position(node),
+            )
+            for kind, name in _FILE_STATEMENTS
+            for node in ast.find_all(kind)
+        ]
+        if problems:
+            raise BundleError(problems)
+
+
+def _lone_expression(ast: nodes.Template) -> nodes.Expr | None:
+    """The expression of a template that is exactly ``{{ expr }}``, whitespace around allowed."""
+    if len(ast.body) != 1 or not isinstance(ast.body[0], nodes.Output):
+        return None
+    expressions = []
+    for node in ast.body[0].nodes:
+        if isinstance(node, nodes.TemplateData):
+            if node.data.strip():
+                return None
+        else:
+            expressions.append(node)
+    return expressions[0] if len(expressions) == 1 else None
+
+
+def live_references(node: nodes.Node) -> frozenset[str]:
+    """Constant first arguments of ``live(...)`` calls: the internal names a template reads,
+    from which the compiler infers dependency edges."""
+    return frozenset(
+        call.args[0].value
+        for call in node.find_all(nodes.Call)
+        if isinstance(call.node, nodes.Name)
+        and call.node.name == "live"
+        and call.args
+        and isinstance(call.args[0], nodes.Const)
+        and isinstance(call.args[0].value, str)
+    )

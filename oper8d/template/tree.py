@@ -1,0 +1,211 @@
+"""Inline Kubernetes objects with ``{{ }}`` in their strings, rendered without any YAML parse.
+
+``TemplateEngine.tree`` compiles an inline object into a :class:`TreeTemplate`; the engine
+renders it on every reconcile. Compilation builds a plan once:
+
+- a subtree without templates is stored marshalled and rebuilt with one ``marshal.loads``
+  (a fresh deep copy, in C, no per-node Python work);
+- a mapping or list with templates inside is rebuilt from a prepared copy of its constant
+  scalars, with only the templated entries computed;
+- a templated string is a compiled Jinja template (a single expression keeps its type).
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from oper8d.errors import BundleError, ConfigError, Problem, SourcePos
+from oper8d.template.compiled import CompiledString
+from oper8d.template.failures import excerpt
+from oper8d.template.values import UnsupportedValue, normalize
+
+Path = tuple[str | int, ...]
+#: renders one node of the plan from the merged context (context + globals)
+Renderer = Callable[[dict[str, Any]], Any]
+CompileString = Callable[[str, SourcePos], CompiledString]
+
+
+def is_templated(text: str) -> bool:
+    """Whether a string holds Jinja markup (comments alone do not count)."""
+    return "{{" in text or "{%" in text
+
+
+class TreeTemplate:
+    """A compiled inline object; ``render`` returns a new object each time."""
+
+    __slots__ = ("_globals", "_render", "is_static", "pos", "references")
+
+    def __init__(
+        self,
+        value: Any,
+        pos: SourcePos,
+        positions: Mapping[Path, SourcePos] | None,
+        compile_string: CompileString,
+        globals: Mapping[str, Any],
+    ) -> None:
+        planner = _Planner(pos, positions or {}, compile_string)
+        try:
+            plain = normalize(value)
+        except UnsupportedValue as exc:
+            raise BundleError(Problem(str(exc), planner.pos_of(exc.path))) from exc
+        render = planner.plan(plain, ())
+        if planner.problems:
+            raise BundleError(planner.problems)
+        self.pos = pos
+        self.references = frozenset(planner.references)
+        self.is_static = render is None
+        self._render: Renderer = _static(plain) if render is None else render
+        self._globals = globals
+
+    def __repr__(self) -> str:
+        return f"TreeTemplate({self.pos}, static={self.is_static})"
+
+    def render(self, context: Mapping[str, Any]) -> Any:
+        """The object for ``context``; the caller may mutate it."""
+        if self.is_static:
+            return self._render({})
+        return self._render({**self._globals, **context})
+
+
+def _static(value: Any) -> Renderer:
+    """A renderer that returns a fresh deep copy of constant plain data."""
+    if not isinstance(value, dict | list):
+        return lambda _parent: value  # scalars are immutable
+    blob = marshal.dumps(value)
+    loads = marshal.loads
+    return lambda _parent: loads(blob)
+
+
+class _Planner:
+    """Walks a normalised inline object once and returns its renderer."""
+
+    def __init__(
+        self, pos: SourcePos, positions: Mapping[Path, SourcePos], compile_string: CompileString
+    ) -> None:
+        self._pos = pos
+        self._positions = positions
+        self._compile_string = compile_string
+        self.references: set[str] = set()
+        self.problems: list[Problem] = []
+
+    def pos_of(self, path: Path) -> SourcePos:
+        """The position of the node at ``path``, else of its nearest known ancestor."""
+        for end in range(len(path), -1, -1):
+            found = self._positions.get(path[:end])
+            if found is not None:
+                return found
+        return self._pos
+
+    def plan(self, value: Any, path: Path) -> Renderer | None:
+        """The renderer of ``value``, or None when it holds no template (constant)."""
+        if isinstance(value, str):
+            compiled = self._compile(value, path)
+            return compiled.render if compiled else None
+        if isinstance(value, dict):
+            return self._plan_mapping(value, path)
+        if isinstance(value, list):
+            return self._plan_list(value, path)
+        return None
+
+    def _compile(self, text: str, path: Path) -> CompiledString | None:
+        if not is_templated(text):
+            return None
+        try:
+            compiled = self._compile_string(text, self.pos_of(path))
+        except BundleError as exc:
+            self.problems.extend(exc.problems)
+            return None
+        self.references |= compiled.references
+        return compiled
+
+    def _plan_mapping(self, mapping: dict[Any, Any], path: Path) -> Renderer | None:
+        entries: list[tuple[Any, CompiledString | None, Any, Renderer | None]] = []
+        for key, value in mapping.items():
+            key_template = self._compile(key, (*path, key)) if isinstance(key, str) else None
+            entries.append((key, key_template, value, self.plan(value, (*path, key))))
+        if all(key_t is None and value_r is None for _, key_t, _, value_r in entries):
+            return None
+        if any(key_t is not None for _, key_t, _, _ in entries):
+            return _mapping_with_templated_keys(entries)
+        # Copy a prepared dict (C speed, keeps key order), then fill in the computed entries.
+        base = {key: (None if render else value) for key, _, value, render in entries}
+        computed: list[tuple[Any, Renderer]] = []
+        for key, _, value, render in entries:
+            if render is not None:
+                computed.append((key, render))
+            elif isinstance(value, dict | list):
+                base[key] = None
+                computed.append((key, _static(value)))
+
+        def render_mapping(parent: dict[str, Any]) -> dict[Any, Any]:
+            out = base.copy()
+            for key, render in computed:
+                out[key] = render(parent)
+            return out
+
+        return render_mapping
+
+    def _plan_list(self, items: list[Any], path: Path) -> Renderer | None:
+        renders = [self.plan(item, (*path, index)) for index, item in enumerate(items)]
+        if all(render is None for render in renders):
+            return None
+        base = [None if render else item for item, render in zip(items, renders, strict=True)]
+        computed: list[tuple[int, Renderer]] = []
+        for index, (item, render) in enumerate(zip(items, renders, strict=True)):
+            if render is not None:
+                computed.append((index, render))
+            elif isinstance(item, dict | list):
+                base[index] = None
+                computed.append((index, _static(item)))
+
+        def render_list(parent: dict[str, Any]) -> list[Any]:
+            out = base.copy()
+            for index, render in computed:
+                out[index] = render(parent)
+            return out
+
+        return render_list
+
+
+def _mapping_with_templated_keys(
+    entries: list[tuple[Any, CompiledString | None, Any, Renderer | None]],
+) -> Renderer:
+    """A mapping renderer for the rarer case of ``{{ }}`` in keys: keys are rendered too and
+    must come out as distinct strings."""
+    plan = [
+        (
+            key,
+            key_template,
+            value,
+            value_render or (_static(value) if isinstance(value, dict | list) else None),
+        )
+        for key, key_template, value, value_render in entries
+    ]
+
+    def render_mapping(parent: dict[str, Any]) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        key_origins: dict[str, CompiledString] = {}
+        for key, key_template, value, value_render in plan:
+            if key_template is not None:
+                key = key_template.render(parent)
+                if not isinstance(key, str):
+                    raise ConfigError(
+                        f"a templated key must render to a string, got {type(key).__name__} "
+                        f"{key!r} (in {excerpt(key_template.source)}); use `| string`",
+                        pos=key_template.pos,
+                    )
+            if key in out:
+                origin = key_template or key_origins[key]
+                raise ConfigError(
+                    f"key {key!r} appears twice in the rendered mapping "
+                    f"(in {excerpt(origin.source)})",
+                    pos=origin.pos,
+                )
+            if key_template is not None:
+                key_origins[key] = key_template
+            out[key] = value if value_render is None else value_render(parent)
+        return out
+
+    return render_mapping
