@@ -1,0 +1,242 @@
+"""What the in-memory cluster's API server refuses or rewrites on a write.
+
+Used by ``cluster.memory`` before it stores an object, so that a dry run or a bundle test
+fails the way a real cluster would (a template with a selector that does not match its
+pod labels, a StatefulSet change the API server forbids, a number in an annotation...)
+instead of passing offline and failing in production.
+
+``mutate`` does the server-side rewrites (Secret ``stringData`` folded into ``data``,
+Service cluster IPs kept and allocated); ``validate`` raises ``ClusterError`` with status
+422 (invalid) or 400 (malformed), naming the object and the field. Only the rules most
+likely to bite an operator are modelled; there is no schema validation.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from oper8d.cluster.selectors import (
+    label_key_problem,
+    label_value_problem,
+    selector_from_dict,
+)
+from oper8d.errors import ClusterError
+from oper8d.kinds import group_of
+
+Obj = dict[str, Any]
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_MAX_ANNOTATIONS_BYTES = 256 * 1024
+
+#: workloads whose spec.selector is required, immutable and must select the pod template
+_SELECTING_WORKLOADS = frozenset(
+    {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet"), ("apps", "DaemonSet")}
+)
+#: StatefulSet spec fields the API server lets an update change
+_STATEFULSET_MUTABLE = frozenset(
+    {
+        "replicas",
+        "ordinals",
+        "template",
+        "updateStrategy",
+        "revisionHistoryLimit",
+        "persistentVolumeClaimRetentionPolicy",
+        "minReadySeconds",
+    }
+)
+
+
+def describe(obj: Mapping[str, Any]) -> str:
+    """``Deployment demo/web`` (or ``Namespace demo``) for messages."""
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace")
+    name = meta.get("name") or meta.get("generateName") or "<no name>"
+    return f"{obj.get('kind')} {ns}/{name}" if ns else f"{obj.get('kind')} {name}"
+
+
+def _invalid(obj: Mapping[str, Any], field: str, why: str, status: int = 422) -> ClusterError:
+    return ClusterError(f"{describe(obj)} is invalid: {field}: {why}", status=status)
+
+
+def mutate(new: Obj, old: Obj | None, allocate_cluster_ip: Callable[[], str]) -> None:
+    """Rewrite ``new`` in place as the API server would before storing it."""
+    group, kind = group_of(str(new.get("apiVersion", ""))), new.get("kind")
+    if group == "" and kind == "Secret" and isinstance(new.get("stringData"), Mapping):
+        data = new.setdefault("data", {})
+        for key, value in new.pop("stringData").items():
+            data[key] = base64.b64encode(str(value).encode()).decode()
+    if group == "" and kind == "Service":
+        spec = new.setdefault("spec", {})
+        if spec.get("type", "ClusterIP") == "ExternalName":
+            return
+        previous = ((old or {}).get("spec") or {}).get("clusterIP")
+        # a PUT without clusterIP keeps the allocated one, as the API server does
+        ip = spec.get("clusterIP") or previous or allocate_cluster_ip()
+        spec["clusterIP"] = ip
+        spec.setdefault("clusterIPs", [ip])
+
+
+def validate(new: Obj, old: Obj | None) -> None:
+    """Raise ``ClusterError`` when the API server would refuse to store ``new``."""
+    meta = new.get("metadata")
+    if not isinstance(meta, Mapping):
+        raise _invalid(new, "metadata", "required map", 400)
+    if old is None:
+        _check_name(new)
+    namespace = meta.get("namespace")
+    if namespace and not _DNS_LABEL.fullmatch(str(namespace)):
+        raise _invalid(new, "metadata.namespace", f"{namespace!r} is not a valid namespace name")
+    _check_string_map(new, "labels", values_are_labels=True)
+    _check_string_map(new, "annotations", values_are_labels=False)
+    _check_finalizers(new)
+    _check_owner_references(new)
+    key = (group_of(str(new.get("apiVersion", ""))), new.get("kind"))
+    if key in _SELECTING_WORKLOADS:
+        _check_selector_matches_template(new)
+    if old is not None:
+        _check_immutable(old, new, key)
+
+
+def _check_name(obj: Obj) -> None:
+    name = obj["metadata"].get("name")
+    if not name:
+        raise _invalid(obj, "metadata.name", "Required value: name or generateName is required")
+    if not isinstance(name, str):
+        raise _invalid(obj, "metadata.name", f"must be a string, got {name!r}", 400)
+    group, kind = group_of(str(obj.get("apiVersion", ""))), obj.get("kind")
+    if group == "rbac.authorization.k8s.io":
+        ok = name not in (".", "..") and "/" not in name and "%" not in name
+        rule = "a path segment (no '/' or '%', not '.' or '..')"
+    elif group == "" and kind == "Namespace":
+        ok = len(name) <= 63 and bool(_DNS_LABEL.fullmatch(name))
+        rule = "a DNS-1123 label: at most 63 lower-case letters, digits and '-'"
+    elif group == "" and kind == "Service":
+        ok = len(name) <= 63 and bool(_DNS_1035_LABEL.fullmatch(name))
+        rule = "a DNS-1035 label: at most 63 lower-case letters, digits and '-', from a letter"
+    else:
+        ok = len(name) <= 253 and bool(_DNS_SUBDOMAIN.fullmatch(name))
+        rule = (
+            "a DNS-1123 subdomain: lower-case letters, digits, '-' and '.', at most 253 characters"
+        )
+    if not ok:
+        raise _invalid(obj, "metadata.name", f"Invalid value {name!r}: must be {rule}")
+
+
+def _check_string_map(obj: Obj, field: str, *, values_are_labels: bool) -> None:
+    entries = obj["metadata"].get(field)
+    if entries is None:
+        return
+    where = f"metadata.{field}"
+    if not isinstance(entries, Mapping):
+        raise _invalid(obj, where, f"must be a map of strings, got {type(entries).__name__}", 400)
+    size = 0
+    for key, value in entries.items():
+        if not isinstance(value, str):
+            raise _invalid(
+                obj,
+                f"{where}[{key!r}]",
+                f"must be a string, got {type(value).__name__} {value!r}; quote it in the template",
+                400,
+            )
+        problem = label_key_problem(str(key)) or (values_are_labels and label_value_problem(value))
+        if problem:
+            raise _invalid(obj, where, problem)
+        size += len(str(key)) + len(value)
+    if not values_are_labels and size > _MAX_ANNOTATIONS_BYTES:
+        raise _invalid(obj, where, f"Too long: must have at most {_MAX_ANNOTATIONS_BYTES} bytes")
+
+
+def _check_finalizers(obj: Obj) -> None:
+    finalizers = obj["metadata"].get("finalizers") or []
+    if not isinstance(finalizers, list):
+        raise _invalid(obj, "metadata.finalizers", "must be a list of strings", 400)
+    for name in finalizers:
+        if not isinstance(name, str) or (problem := label_key_problem(name)):
+            why = problem if isinstance(name, str) else "must be a string"
+            raise _invalid(obj, "metadata.finalizers", f"{name!r}: {why}")
+
+
+def _check_owner_references(obj: Obj) -> None:
+    refs = obj["metadata"].get("ownerReferences") or []
+    if not isinstance(refs, list):
+        raise _invalid(obj, "metadata.ownerReferences", "must be a list", 400)
+    for i, ref in enumerate(refs):
+        missing = [k for k in ("apiVersion", "kind", "name", "uid") if not (ref or {}).get(k)]
+        if missing:
+            raise _invalid(obj, f"metadata.ownerReferences[{i}]", f"Required value: {missing}")
+    if sum(1 for ref in refs if ref.get("controller")) > 1:
+        raise _invalid(
+            obj, "metadata.ownerReferences", "Only one reference can have Controller set to true"
+        )
+
+
+def _check_selector_matches_template(obj: Obj) -> None:
+    spec = obj.get("spec") or {}
+    raw = spec.get("selector")
+    if not raw:
+        raise _invalid(obj, "spec.selector", "Required value: a workload needs a label selector")
+    selector = selector_from_dict(raw)
+    if selector.empty:
+        raise _invalid(obj, "spec.selector", "Invalid value: empty selector is invalid")
+    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    if not selector.matches(labels):
+        raise _invalid(
+            obj,
+            "spec.template.metadata.labels",
+            f"Invalid value {labels!r}: `selector` does not match template `labels` "
+            f"(selector {selector})",
+        )
+
+
+def _check_immutable(old: Obj, new: Obj, key: tuple[str, Any]) -> None:
+    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+
+    def same(field: str) -> None:
+        if old_spec.get(field) != new_spec.get(field):
+            raise _invalid(new, f"spec.{field}", "Invalid value: field is immutable")
+
+    group, kind = key
+    if key in _SELECTING_WORKLOADS:
+        same("selector")
+    if key == ("apps", "StatefulSet"):
+        fixed = [k for k in set(old_spec) | set(new_spec) if k not in _STATEFULSET_MUTABLE]
+        if any(old_spec.get(k) != new_spec.get(k) for k in fixed):
+            raise _invalid(
+                new,
+                "spec",
+                "Forbidden: updates to statefulset spec for fields other than "
+                f"{sorted(_STATEFULSET_MUTABLE)} are forbidden; delete and recreate the "
+                "StatefulSet (orphaning its pods) to change them",
+            )
+    if key == ("batch", "Job"):
+        for field in ("selector", "template", "completions"):
+            same(field)
+    if group == "" and kind == "PersistentVolumeClaim":
+
+        def fixed_part(spec: Mapping[str, Any]) -> dict[str, Any]:
+            out = {k: v for k, v in spec.items() if k != "volumeAttributesClassName"}
+            resources = dict(out.get("resources") or {})
+            resources.pop("requests", None)
+            out["resources"] = resources
+            return out
+
+        if fixed_part(old_spec) != fixed_part(new_spec):
+            raise _invalid(
+                new,
+                "spec",
+                "Forbidden: spec is immutable after creation except resources.requests and "
+                "volumeAttributesClassName",
+            )
+    if group == "" and kind == "Service":
+        before, after = old_spec.get("clusterIP"), new_spec.get("clusterIP")
+        if before and after and before != after:
+            raise _invalid(new, "spec.clusterIP", f"Invalid value {after!r}: field is immutable")
+    if group == "" and kind in ("ConfigMap", "Secret") and old.get("immutable"):
+        for field in ("immutable", "data", "binaryData"):
+            if old.get(field) != new.get(field):
+                raise _invalid(new, field, "Forbidden: field is immutable when `immutable` is set")

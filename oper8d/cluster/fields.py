@@ -1,0 +1,279 @@
+"""Field paths, merges and field ownership behind the in-memory cluster's writes.
+
+Used only by ``cluster.memory``. Objects are plain JSON-like dicts; a *path* is a tuple of
+map keys (``("spec", "replicas")``). This module approximates the API server's
+server-side apply (SSA) closely enough for dry runs and bundle tests:
+
+* A *leaf* is anything that is not a non-empty map: a scalar, a list (lists are atomic:
+  applying a list replaces it whole), or an empty map (``emptyDir: {}``).
+* Two lists are not atomic because controllers share them: ``metadata.finalizers`` (a
+  set) and ``metadata.ownerReferences`` (keyed by ``uid``). Their elements are leaves of
+  their own, so managers add and drop their own entries without touching the others'.
+* For every object the cluster remembers, per field manager, the set of leaf paths it
+  owns. ``server_side_apply`` removes the paths a manager owned before and no longer
+  applies (unless another manager owns them too), merges the applied config in (maps
+  recurse), and reports a conflict for fields another manager owns whose value would
+  change: with ``force`` the applier takes them over, without it the apply fails (409).
+* A non-apply write (create, update, replace, patch) hands the fields it changed to its
+  manager and takes them from the others, as the API server does for Update operations.
+
+Not modelled: other associative lists (containers by name, ports, env ...: atomic here),
+field types and schemas, ``managedFields`` in returned objects (see
+``MemoryCluster.managed_fields``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from oper8d.errors import ClusterError
+
+Path = tuple[str, ...]
+Owners = dict[str, frozenset[Path]]
+
+#: lists merged by element instead of replaced: path -> key naming an element (None: the
+#: element itself, a set of strings)
+KEYED_LISTS: dict[Path, str | None] = {
+    ("metadata", "finalizers"): None,
+    ("metadata", "ownerReferences"): "uid",
+}
+
+#: metadata the server owns: never taken from a client, never owned by a manager
+SYSTEM_METADATA = frozenset(
+    {
+        "uid",
+        "creationTimestamp",
+        "resourceVersion",
+        "generation",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "managedFields",
+        "selfLink",
+    }
+)
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING: Any = _Missing()
+
+
+def clone(value: Any) -> Any:
+    """A deep copy of JSON-like data (mappings become dicts, tuples lists); faster than
+    ``copy.deepcopy`` for the shapes Kubernetes objects have."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or kind is float or value is None:
+        return value  # the common leaves first: isinstance against ABCs is slow
+    if kind is dict or isinstance(value, Mapping):
+        return {k: clone(v) for k, v in value.items()}
+    if kind is list or isinstance(value, tuple):
+        return [clone(v) for v in value]
+    return value
+
+
+def content(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """What a client writes and a manager can own: ``obj`` without apiVersion, kind,
+    status, name, namespace and system metadata. The top level and ``metadata`` are new
+    dicts; values below are shared with ``obj`` (copy before changing them)."""
+    out = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "status", "metadata")}
+    meta = {
+        k: v
+        for k, v in (obj.get("metadata") or {}).items()
+        if k not in SYSTEM_METADATA and k not in ("name", "namespace")
+    }
+    if meta:
+        out["metadata"] = meta
+    return out
+
+
+def _element_id(item: Any, key: str | None) -> str:
+    if key is None:
+        return str(item)
+    return str(item.get(key)) if isinstance(item, Mapping) else repr(item)
+
+
+def leaves(tree: Mapping[str, Any], prefix: Path = ()) -> dict[Path, Any]:
+    """Every leaf path of ``tree`` with its value."""
+    out: dict[Path, Any] = {}
+    for k, v in tree.items():
+        path = (*prefix, k)
+        if path in KEYED_LISTS and isinstance(v, list):
+            key = KEYED_LISTS[path]
+            for item in v:
+                out[(*path, _element_id(item, key))] = item
+        elif isinstance(v, Mapping) and v:
+            out.update(leaves(v, path))
+        else:
+            out[path] = v
+    return out
+
+
+def _child(node: Any, at: Path, part: str) -> Any:
+    """The child ``part`` of ``node``, which sits at path ``at``; ``MISSING`` when absent."""
+    if at in KEYED_LISTS and isinstance(node, list):
+        key = KEYED_LISTS[at]
+        return next((x for x in node if _element_id(x, key) == part), MISSING)
+    if isinstance(node, Mapping):
+        return node.get(part, MISSING)
+    return MISSING
+
+
+def get_path(tree: Any, path: Path) -> Any:
+    """The value at ``path``, or ``MISSING``."""
+    node = tree
+    for i, part in enumerate(path):
+        node = _child(node, path[:i], part)
+        if node is MISSING:
+            return MISSING
+    return node
+
+
+def delete_path(tree: dict[str, Any], path: Path) -> None:
+    """Remove ``path`` from ``tree`` in place, then the maps and keyed lists this leaves
+    empty (``metadata`` itself stays)."""
+    nodes: list[Any] = [tree]  # nodes[d] sits at path[:d]
+    for i, part in enumerate(path[:-1]):
+        child = _child(nodes[-1], path[:i], part)
+        if not isinstance(child, dict | list):
+            return
+        nodes.append(child)
+    parent, last = nodes[-1], path[-1]
+    if isinstance(parent, list):
+        key = KEYED_LISTS.get(path[:-1])
+        parent[:] = [x for x in parent if _element_id(x, key) != last]
+    else:
+        parent.pop(last, None)
+    for depth in range(len(nodes) - 1, 0, -1):
+        if nodes[depth] not in ({}, []) or not isinstance(nodes[depth - 1], dict):
+            break
+        if path[:depth] == ("metadata",):
+            break
+        nodes[depth - 1].pop(path[depth - 1])
+
+
+def _merge_keyed(target: list[Any], overlay: list[Any], key: str | None) -> None:
+    index = {_element_id(x, key): i for i, x in enumerate(target)}
+    for item in overlay:
+        ident = _element_id(item, key)
+        if ident in index:
+            target[index[ident]] = clone(item)
+        else:
+            index[ident] = len(target)
+            target.append(clone(item))
+
+
+def _merge_into(target: dict[str, Any], overlay: Mapping[str, Any], keyed: bool, at: Path) -> None:
+    for k, v in overlay.items():
+        path = (*at, k)
+        current = target.get(k)
+        if v is None:
+            target.pop(k, None)
+        elif keyed and path in KEYED_LISTS and isinstance(v, list) and isinstance(current, list):
+            _merge_keyed(current, v, KEYED_LISTS[path])
+        elif isinstance(v, Mapping):
+            if not isinstance(current, dict):
+                current = target[k] = {}
+            _merge_into(current, v, keyed, path)
+        else:
+            target[k] = clone(v)
+
+
+def merge(
+    base: Mapping[str, Any], overlay: Mapping[str, Any], *, keyed: bool = True
+) -> dict[str, Any]:
+    """``overlay`` merged into a copy of ``base``: maps recurse, lists and scalars replace,
+    ``None`` removes the key. With ``keyed`` the lists in ``KEYED_LISTS`` merge by
+    element; without it (JSON merge patch, RFC 7386) they replace too."""
+    out: dict[str, Any] = clone(base)
+    _merge_into(out, overlay, keyed, ())
+    return out
+
+
+def differs(before: Any, after: Any) -> bool:
+    """Whether a field changed. A map that exists before and after is unchanged: owning
+    a map means owning its existence, not its contents."""
+    if isinstance(before, Mapping) and isinstance(after, Mapping):
+        return False
+    return before != after
+
+
+def _related(a: Path, b: Path) -> bool:
+    """One path is the other or lies under it."""
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
+
+
+def _fmt(path: Path) -> str:
+    return ".".join(path)
+
+
+def server_side_apply(
+    live: Mapping[str, Any],
+    config: Mapping[str, Any],
+    owners: Owners,
+    manager: str,
+    *,
+    force: bool,
+    where: str,
+) -> tuple[dict[str, Any], Owners]:
+    """Apply ``config`` (a ``content()``) as ``manager`` over ``live`` (a ``content()``,
+    ``{}`` when creating). Returns the new content and the new ownership."""
+    applied = leaves(config)
+    owned_now = frozenset(p for p, v in applied.items() if v is not None)
+    others = {m: set(ps) for m, ps in owners.items() if m != manager}
+    result: dict[str, Any] = clone(live)
+    # Fields this manager applied before and dropped now are removed, unless someone
+    # else owns them (or something under them): SSA's "remove what you stopped applying".
+    for path in sorted(owners.get(manager, frozenset()) - owned_now, key=len, reverse=True):
+        if any(_related(path, q) for ps in others.values() for q in ps):
+            continue
+        delete_path(result, path)
+    _merge_into(result, config, True, ())
+    conflicts = sorted(
+        (m, p)
+        for m, ps in others.items()
+        for p in ps
+        if differs(get_path(live, p), get_path(result, p))
+    )
+    if conflicts and not force:
+        listed = "; ".join(f"{_fmt(p)} (owned by {m!r})" for m, p in conflicts)
+        raise ClusterError(
+            f"Apply failed for {where} with {len(conflicts)} conflict(s): {listed}. "
+            f"Apply with force to take these fields over as {manager!r}, or stop setting them",
+            status=409,
+        )
+    for m, p in conflicts:
+        others[m].discard(p)
+    new_owners = present_only(others, result)
+    if owned_now:
+        new_owners[manager] = owned_now
+    return result, new_owners
+
+
+def record_update(
+    old: Mapping[str, Any] | None, new: Mapping[str, Any], owners: Owners, manager: str
+) -> Owners:
+    """Ownership after a non-apply write of ``new`` (a ``content()``) by ``manager``:
+    it gains the fields it changed, the other managers lose them."""
+    before: Mapping[str, Any] = old or {}
+    changed = {p for p, v in leaves(new).items() if differs(get_path(before, p), v)}
+    kept: dict[str, set[Path]] = {}
+    for m, ps in owners.items():
+        kept[m] = {
+            p for p in ps if m == manager or not differs(get_path(before, p), get_path(new, p))
+        }
+    kept[manager] = kept.get(manager, set()) | changed
+    return present_only(kept, new)
+
+
+def present_only(owners: Mapping[str, Iterable[Path]], tree: Mapping[str, Any]) -> Owners:
+    out: Owners = {}
+    for m, ps in owners.items():
+        present = frozenset(p for p in ps if get_path(tree, p) is not MISSING)
+        if present:
+            out[m] = present
+    return out

@@ -1,0 +1,410 @@
+"""The in-memory API server's storage: what every write does to an object.
+
+Used only by ``cluster.memory.MemoryCluster``, which holds its lock around every call,
+counts requests and delivers the watch events queued here in ``events``. The rules
+(system metadata, resourceVersion, generation, status, finalizers, garbage collection,
+namespaces) are described in ``cluster.memory``'s docstring; field merging and
+ownership live in ``cluster.fields``, admission checks in ``cluster.admission``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from oper8d.cluster import admission, fields
+from oper8d.cluster.base import Obj, Propagation
+from oper8d.cluster.deletion import DeletionMixin, Key
+from oper8d.cluster.scheme import ANNOTATIONS_BUMP_GENERATION, KindTable, has_generation
+from oper8d.cluster.selectors import Selector, as_selector
+from oper8d.cluster.simulate import Simulator
+from oper8d.errors import ClusterError
+from oper8d.kinds import group_of
+
+_FIRST_CLUSTER_IP = int(ipaddress.IPv4Address("10.96.0.0"))
+_NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the API server's generateName alphabet
+
+
+@dataclass
+class _Entry:
+    obj: Obj
+    owners: fields.Owners = field(default_factory=dict)
+    propagation: Propagation = "Background"  # what happens to dependents on removal
+
+
+class StoreView:
+    """Reads for a simulator: not client requests, no locking of their own."""
+
+    def __init__(self, store: Store):
+        self._store = store
+
+    def get(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> Obj | None:
+        return self._store.read(api_version, kind, name, namespace)
+
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> list[Obj]:
+        return self._store.select(api_version, kind, namespace, as_selector(label_selector))
+
+    def now(self) -> datetime:
+        return self._store.now()
+
+
+class Store(DeletionMixin):
+    """Objects by key, with the API server's write semantics. Not thread-safe: the caller
+    serialises calls."""
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], Any],
+        new_uid: Callable[[], str],
+        simulator: Simulator | None,
+    ):
+        self._clock = clock
+        self._new_uid = new_uid
+        self._simulator = simulator
+        self.kinds = KindTable()
+        self._objects: dict[Key, _Entry] = {}
+        self._by_uid: dict[str, Key] = {}
+        self._resource_version = 0
+        self._cluster_ips = 0
+        self.events: deque[tuple[str, Obj]] = deque()
+        self.record_events = False  # set while someone watches
+        self._view = StoreView(self)
+
+    # -- reads --------------------------------------------------------------------------
+    def key(self, api_version: str, kind: str, name: str, namespace: str | None) -> Key:
+        group = group_of(api_version)
+        if not self.kinds.namespaced(group, kind):
+            return (group, kind, "", name)
+        if not namespace:
+            raise ClusterError(
+                f"{kind} {name!r} is namespaced: give its namespace "
+                "(or register_kind() it as cluster-scoped)",
+                status=400,
+            )
+        return (group, kind, namespace, name)
+
+    def key_of(self, obj: Obj) -> Key:
+        meta = obj["metadata"]
+        return self.key(obj["apiVersion"], obj["kind"], meta.get("name", ""), meta.get("namespace"))
+
+    def read(self, api_version: str, kind: str, name: str, namespace: str | None) -> Obj | None:
+        entry = self._objects.get(self.key(api_version, kind, name, namespace))
+        return out(entry.obj, api_version) if entry else None
+
+    def select(
+        self, api_version: str, kind: str, namespace: str | None, selector: Selector
+    ) -> list[Obj]:
+        group = group_of(api_version)
+        return [
+            out(entry.obj, api_version)
+            for key, entry in sorted(self._objects.items())
+            if key[0] == group
+            and key[1] == kind
+            and (not namespace or not key[2] or key[2] == namespace)
+            and selector.matches(entry.obj["metadata"].get("labels"))
+        ]
+
+    def objects(self, namespace: str | None) -> list[Obj]:
+        return [
+            fields.clone(self._objects[k].obj)
+            for k in sorted(self._objects)
+            if namespace is None or k[2] == namespace
+        ]
+
+    def owners(self, key: Key) -> fields.Owners:
+        entry = self._objects.get(key)
+        return dict(entry.owners) if entry else {}
+
+    def exists(self, obj: Obj) -> bool:
+        return self.key_of(obj) in self._objects
+
+    # -- client writes ------------------------------------------------------------------
+    def create(self, obj: Obj, manager: str) -> Obj:
+        meta = obj["metadata"]
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = self._generate_name(obj)
+        key = self.key_of(obj)
+        if key in self._objects:
+            raise ClusterError(
+                f"{admission.describe(obj)} already exists; update it, or delete it first",
+                status=409,
+            )
+        if meta.get("resourceVersion"):
+            raise ClusterError(
+                f"{admission.describe(obj)}: resourceVersion must not be set on create", status=400
+            )
+        new = fields.content(obj)
+        owners = fields.record_update(None, new, {}, manager)
+        return self._write(key, _compose(new, key, obj), owners)
+
+    def server_side_apply(self, obj: Obj, manager: str, force: bool) -> Obj:
+        if not obj["metadata"].get("name"):
+            raise ClusterError(
+                f"{admission.describe(obj)}: metadata.name is required for server-side apply "
+                "(generateName works with create() or apply methods 'update' and 'replace')",
+                status=400,
+            )
+        key = self.key_of(obj)
+        entry = self._objects.get(key)
+        check_preconditions(obj, entry.obj if entry else None)
+        live = fields.content(entry.obj) if entry else {}
+        new, owners = fields.server_side_apply(
+            live,
+            fields.content(obj),
+            entry.owners if entry else {},
+            manager,
+            force=force,
+            where=admission.describe(obj),
+        )
+        return self._write(key, _compose(new, key, entry.obj if entry else obj), owners)
+
+    def put(self, obj: Obj, manager: str, *, merge: bool) -> Obj:
+        """PUT (everything but status), or with ``merge`` a read-modify-write."""
+        key, entry = self._existing(obj)
+        check_preconditions(obj, entry.obj)
+        live = fields.content(entry.obj)
+        new = fields.merge(live, fields.content(obj)) if merge else fields.content(obj)
+        owners = fields.record_update(live, new, entry.owners, manager)
+        return self._write(key, _compose(new, key, entry.obj), owners)
+
+    def merge_patch(self, target: Obj, patch: Mapping[str, Any], manager: str) -> Obj:
+        key, entry = self._existing(target)
+        preconditions = {**(patch.get("metadata") or {}), **target["metadata"]}
+        check_preconditions({**target, "metadata": preconditions}, entry.obj)
+        live = fields.content(entry.obj)
+        new = fields.merge(live, fields.content(patch), keyed=False)
+        owners = fields.record_update(live, new, entry.owners, manager)
+        return self._write(key, _compose(new, key, entry.obj), owners)
+
+    def update_status(self, obj: Obj) -> Obj:
+        key, entry = self._existing(obj)
+        check_preconditions(obj, entry.obj)
+        return self._write_status(key, obj.get("status"))
+
+    def delete(self, key: Key, propagation: Propagation) -> bool:
+        if key not in self._objects:
+            return False
+        self._request_deletion(key, propagation)
+        return True
+
+    def tick(self) -> int:
+        if self._simulator is None:
+            return 0
+        changed = 0
+        for key in sorted(self._objects):
+            entry = self._objects.get(key)
+            if entry is None or entry.obj["metadata"].get("deletionTimestamp"):
+                continue
+            status = self._simulator.on_tick(self._view, fields.clone(entry.obj))
+            if status is not None and status != entry.obj.get("status"):
+                self._write_status(key, status)
+                changed += 1
+        return changed
+
+    # -- the write path -----------------------------------------------------------------
+    def _write(self, key: Key, new: Obj, owners: fields.Owners) -> Obj:
+        """Store a spec/metadata change: admission, system metadata, generation,
+        resourceVersion, the watch event, then removal or simulation. ``new`` becomes
+        the store's; the stored object is returned (callers copy it: ``out()``)."""
+        entry = self._objects.get(key)
+        old = entry.obj if entry else None
+        admission.mutate(new, old, self._allocate_cluster_ip)
+        admission.validate(new, old)
+        meta = new["metadata"]
+        if old is None:
+            self._check_namespace_open(key, new)
+            meta["uid"] = self._new_uid()
+            meta["creationTimestamp"] = self._timestamp()
+            if has_generation(key[0], key[1]):
+                meta["generation"] = 1
+            if key[:2] == ("", "Namespace"):
+                new["status"] = {"phase": "Active"}
+        else:
+            old_meta = old["metadata"]
+            for name in fields.SYSTEM_METADATA & old_meta.keys():
+                meta[name] = old_meta[name]
+            if "status" in old:
+                new["status"] = fields.clone(old["status"])
+            if old_meta.get("deletionTimestamp"):
+                _refuse_new_finalizers(old, new)
+            if new == old:  # a no-op write: nothing moves
+                assert entry is not None
+                entry.owners = fields.present_only(owners, fields.content(new))
+                return old
+            if "generation" in meta and _generation_moves(key, old, new):
+                meta["generation"] = old_meta["generation"] + 1
+        meta["resourceVersion"] = self._next_resource_version()
+        owners = fields.present_only(owners, fields.content(new))
+        if entry is None:
+            self._objects[key] = _Entry(new, owners)
+            self._by_uid[meta["uid"]] = key
+            self._on_created(new)
+        else:
+            entry.obj, entry.owners = new, owners
+        self._emit("ADDED" if old is None else "MODIFIED", new)
+        if self._removable(key, new):
+            self._remove(key)
+        elif not meta.get("deletionTimestamp") and self._simulator is not None:
+            status = self._simulator.on_write(self._view, fields.clone(new))
+            if status is not None:
+                self._write_status(key, status)
+        return new
+
+    def _write_status(self, key: Key, status: Any) -> Obj:
+        entry = self._objects[key]
+        new = fields.clone(entry.obj)
+        if status is None:
+            new.pop("status", None)
+        else:
+            new["status"] = fields.clone(status)
+        if new == entry.obj:
+            return entry.obj
+        new["metadata"]["resourceVersion"] = self._next_resource_version()
+        entry.obj = new
+        self._emit("MODIFIED", new)
+        return new
+
+    def _write_internal(self, key: Key, new: Obj) -> None:
+        """A write by the server itself (deletion, garbage collector): ownership kept."""
+        self._write(key, new, self._objects[key].owners)
+
+    # -- helpers ------------------------------------------------------------------------
+    def _existing(self, obj: Obj) -> tuple[Key, _Entry]:
+        key = self.key_of(obj)
+        entry = self._objects.get(key)
+        if entry is None:
+            raise ClusterError(f"{admission.describe(obj)} not found", status=404)
+        return key, entry
+
+    def _on_created(self, obj: Obj) -> None:
+        """A new CustomResourceDefinition makes its kind known, with its scope."""
+        if (group_of(obj["apiVersion"]), obj["kind"]) != (
+            "apiextensions.k8s.io",
+            "CustomResourceDefinition",
+        ):
+            return
+        spec = obj.get("spec") or {}
+        kind = (spec.get("names") or {}).get("kind")
+        if spec.get("group") and kind:
+            self.kinds.register(f"{spec['group']}/v1", kind, spec.get("scope") != "Cluster")
+
+    def _emit(self, event: str, obj: Obj) -> None:
+        if self.record_events:
+            self.events.append((event, fields.clone(obj)))
+
+    def _generate_name(self, obj: Obj) -> str:
+        base = str(obj["metadata"]["generateName"])[:58]
+        digest = hashlib.sha256(self._new_uid().encode()).digest()
+        alphabet = _NAME_SUFFIX_ALPHABET
+        return base + "".join(alphabet[b % len(alphabet)] for b in digest[:5])
+
+    def _next_resource_version(self) -> str:
+        self._resource_version += 1
+        return str(self._resource_version)
+
+    def _allocate_cluster_ip(self) -> str:
+        self._cluster_ips += 1
+        return str(ipaddress.IPv4Address(_FIRST_CLUSTER_IP + self._cluster_ips))
+
+    def now(self) -> datetime:
+        """The clock's time as an aware UTC datetime (it may give a datetime or seconds)."""
+        value = self._clock()
+        if isinstance(value, int | float):
+            return datetime.fromtimestamp(value, UTC)
+        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+
+    def _timestamp(self) -> str:
+        return self.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def out(obj: Obj, api_version: str) -> Obj:
+    """A caller's copy of a stored object, in the API version it asked for."""
+    copy = fields.clone(obj)
+    copy["apiVersion"] = api_version
+    return copy
+
+
+def shaped(obj: Any) -> Obj:
+    """A private copy of a client's object, after checking it has apiVersion, kind, metadata."""
+    if not isinstance(obj, Mapping):
+        raise ClusterError(f"expected an object (a map), got {type(obj).__name__}", status=400)
+    copy: Obj = fields.clone(obj)
+    for name in ("apiVersion", "kind"):
+        if not copy.get(name) or not isinstance(copy[name], str):
+            raise ClusterError(f"object {copy.get('metadata')!r} has no {name}", status=400)
+    copy.setdefault("metadata", {})
+    if not isinstance(copy["metadata"], dict):
+        raise ClusterError(f"{copy['kind']}: metadata must be a map", status=400)
+    return copy
+
+
+def check_preconditions(obj: Obj, live: Obj | None) -> None:
+    """409 when ``obj`` names a resourceVersion or uid that is not the live one's."""
+    meta = obj["metadata"]
+    version, uid = meta.get("resourceVersion"), meta.get("uid")
+    if live is None:
+        if version:
+            raise ClusterError(
+                f"{admission.describe(obj)} was deleted (resourceVersion {version} is gone); "
+                "read it again",
+                status=409,
+            )
+        return
+    live_meta = live["metadata"]
+    if uid and uid != live_meta["uid"]:
+        raise ClusterError(
+            f"{admission.describe(obj)}: precondition failed: uid {uid} is not the live "
+            f"object's uid {live_meta['uid']} (it was deleted and recreated); read it again",
+            status=409,
+        )
+    if version and str(version) != live_meta["resourceVersion"]:
+        raise ClusterError(
+            f"Operation cannot be fulfilled on {admission.describe(obj)}: the object has been "
+            f"modified (resourceVersion {version}, live {live_meta['resourceVersion']}); "
+            "read it again and retry",
+            status=409,
+        )
+
+
+def _compose(content: Obj, key: Key, source: Obj) -> Obj:
+    """A full object from ``content``, the identity of ``key`` and ``source``'s apiVersion."""
+    meta = {"name": key[3], **({"namespace": key[2]} if key[2] else {})}
+    meta.update(content.pop("metadata", {}))
+    return {"apiVersion": source["apiVersion"], "kind": key[1], "metadata": meta, **content}
+
+
+def _refuse_new_finalizers(old: Obj, new: Obj) -> None:
+    before = set(old["metadata"].get("finalizers") or [])
+    added = set(new["metadata"].get("finalizers") or []) - before
+    if added:
+        raise ClusterError(
+            f"{admission.describe(new)} is invalid: metadata.finalizers: Forbidden: no new "
+            f"finalizers can be added if the object is being deleted, found new finalizers "
+            f"{sorted(added)}",
+            status=422,
+        )
+
+
+def _generation_moves(key: Key, old: Obj, new: Obj) -> bool:
+    def desired(obj: Obj) -> dict[str, Any]:
+        return {k: v for k, v in obj.items() if k not in ("apiVersion", "metadata", "status")}
+
+    if desired(old) != desired(new):
+        return True
+    if key[:2] in ANNOTATIONS_BUMP_GENERATION:
+        return old["metadata"].get("annotations") != new["metadata"].get("annotations")
+    return False
