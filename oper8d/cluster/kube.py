@@ -1,0 +1,322 @@
+"""``KubeCluster``: the ``Cluster`` protocol (``cluster.base``) against a real API server.
+
+Used by the runtime manager and the integration tests. Objects are the server's JSON as
+plain dicts; requests go through ``cluster.kube_transport`` (a ``kubernetes`` ApiClient's
+configuration and connection pool, no generated model classes) and kinds are resolved
+by ``cluster.kube_discovery``.
+
+Writes:
+
+* ``apply(method="apply")``: server-side apply, a PATCH with content type
+  ``application/apply-patch+yaml``, ``fieldManager`` and ``force``;
+* ``apply(method="update")``: GET, merge our fields into the live object (maps recurse,
+  lists and scalars replace, as ``MemoryCluster`` does), PUT with the live
+  ``resourceVersion``; a 409 is retried (up to 3 times); POST when missing;
+* ``apply(method="replace")`` and ``update()``: PUT (``replace`` POSTs when missing;
+  ``update`` with a stale ``resourceVersion`` fails with 409);
+* ``update_status``: PUT to ``/status``; without a ``resourceVersion`` in the body the
+  live one is fetched first (and a 409 from a race with another writer retried);
+* ``delete``: DELETE with ``propagationPolicy``; False when the object was gone.
+
+Accounting: ``requests`` counts HTTP requests per verb (get, list, create, apply,
+update, update_status, delete; ``discovery`` for resource lists), so a read-modify-write
+``apply(method="update")`` counts a get and an update; ``writes`` sums the mutating ones.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from oper8d.cluster.base import Method, Obj, Propagation
+from oper8d.cluster.fields import content, merge
+from oper8d.cluster.kube_discovery import Discovery, Resource
+from oper8d.cluster.kube_transport import APPLY_PATCH, KubeTransport, Query
+from oper8d.errors import ClusterError
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+__all__ = ["MUTATING_VERBS", "KubeCluster"]
+
+#: the verbs ``KubeCluster.writes`` counts
+MUTATING_VERBS = ("create", "apply", "update", "update_status", "delete")
+
+#: extra attempts after a 409 in read-modify-write loops
+CONFLICT_RETRIES = 3
+
+#: page size of list requests (continue tokens fetch the rest)
+LIST_PAGE = 500
+
+
+class KubeCluster:
+    """A real cluster implementing ``Cluster``. See the module docstring."""
+
+    def __init__(
+        self,
+        api_client: ApiClient,
+        *,
+        field_manager: str = "oper8d",
+        timeout: float | None = 30.0,
+    ):
+        self.field_manager = field_manager
+        self._transport = KubeTransport(api_client, timeout=timeout)
+        self._discovery = Discovery(self._transport)
+        self._lock = threading.Lock()
+        self._requests: Counter[str] = Counter()
+
+    # -- accounting ----------------------------------------------------------------------
+    @property
+    def requests(self) -> Counter[str]:
+        """HTTP requests per verb since creation or ``reset_requests()`` (a copy)."""
+        with self._lock:
+            counts = Counter(self._requests)
+        counts["discovery"] += self._discovery.fetches
+        return +counts
+
+    @property
+    def writes(self) -> int:
+        """Mutating requests since creation or ``reset_requests()``."""
+        with self._lock:
+            return sum(self._requests[v] for v in MUTATING_VERBS)
+
+    def reset_requests(self) -> None:
+        with self._lock:
+            self._requests.clear()
+            self._discovery.fetches = 0
+
+    def resource(self, api_version: str, kind: str) -> Resource:
+        """The REST resource of a kind (plural, scope); 404 ClusterError when unknown."""
+        return self._discovery.resource(api_version, kind)
+
+    def _send(
+        self,
+        verb: str,
+        method: str,
+        path: str,
+        *,
+        query: Query = (),
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        with self._lock:
+            self._requests[verb] += 1
+        return self._transport.request(
+            method, path, query=query, body=body, content_type=content_type
+        )
+
+    # -- reads ---------------------------------------------------------------------------
+    def get(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> Obj | None:
+        res = self.resource(api_version, kind)
+        try:
+            return self._send("get", "GET", res.object_path(name, namespace))
+        except ClusterError as err:
+            if err.status == 404:
+                return None
+            raise
+
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> list[Obj]:
+        res = self.resource(api_version, kind)
+        path = res.collection_path(namespace)
+        items: list[Obj] = []
+        token = ""
+        while True:
+            query = [("limit", str(LIST_PAGE))]
+            if label_selector:
+                query.append(("labelSelector", label_selector))
+            if token:
+                query.append(("continue", token))
+            page = self._send("list", "GET", path, query=query) or {}
+            for item in page.get("items") or []:
+                # list items come without apiVersion and kind; callers expect them
+                items.append({"apiVersion": api_version, "kind": kind, **item})
+            token = (page.get("metadata") or {}).get("continue") or ""
+            if not token:
+                return items
+
+    # -- writes --------------------------------------------------------------------------
+    def apply(
+        self, obj: Obj, *, field_manager: str, method: Method = "apply", force: bool = True
+    ) -> Obj:
+        res, name, namespace = self._locate(obj)
+        manager = field_manager or self.field_manager
+        if method == "apply":
+            body = _without_server_fields(obj)
+            query = [("fieldManager", manager), ("force", "true" if force else "false")]
+            return self._send(
+                "apply",
+                "PATCH",
+                res.object_path(name, namespace),
+                query=query,
+                body=body,
+                content_type=APPLY_PATCH,
+            )
+        if method == "update":
+            return self._read_modify_write(res, obj, name, namespace, manager)
+        if method == "replace":
+            try:
+                return self._put("update", res, name, namespace, obj, manager)
+            except ClusterError as err:
+                if err.status != 404:
+                    raise
+            return self._create(res, namespace, obj, manager)
+        raise ClusterError(
+            f"unknown apply method {method!r}: use apply, update or replace", status=400
+        )
+
+    def create(self, obj: Obj, *, field_manager: str | None = None) -> Obj:
+        """POST ``obj``; 409 when it exists."""
+        res, _, namespace = self._locate(obj, need_name=False)
+        return self._create(res, namespace, obj, field_manager or self.field_manager)
+
+    def update(self, obj: Obj, *, field_manager: str | None = None) -> Obj:
+        res, name, namespace = self._locate(obj)
+        return self._put("update", res, name, namespace, obj, field_manager or self.field_manager)
+
+    def update_status(self, obj: Obj) -> Obj:
+        res, name, namespace = self._locate(obj)
+        path = res.object_path(name, namespace) + "/status"
+        query = [("fieldManager", self.field_manager)]
+        if obj["metadata"].get("resourceVersion"):
+            return self._send("update_status", "PUT", path, query=query, body=obj)
+
+        def attempt(live: Obj) -> Obj:
+            body = {**obj, "metadata": {**obj["metadata"], **_version_of(live)}}
+            return self._send("update_status", "PUT", path, query=query, body=body)
+
+        return self._with_live(res, name, namespace, attempt)
+
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation: Propagation = "Background",
+    ) -> bool:
+        if propagation not in ("Background", "Foreground", "Orphan"):
+            raise ClusterError(
+                f"unknown propagation {propagation!r}: use Background, Foreground or Orphan",
+                status=400,
+            )
+        res = self.resource(api_version, kind)
+        try:
+            self._send(
+                "delete",
+                "DELETE",
+                res.object_path(name, namespace),
+                query=[("propagationPolicy", propagation)],
+            )
+        except ClusterError as err:
+            if err.status == 404:
+                return False
+            raise
+        return True
+
+    # -- helpers -------------------------------------------------------------------------
+    def _locate(self, obj: Obj, *, need_name: bool = True) -> tuple[Resource, str, str | None]:
+        if not isinstance(obj, dict) or not obj.get("apiVersion") or not obj.get("kind"):
+            raise ClusterError(
+                f"expected an object with apiVersion and kind, got {str(obj)[:200]}", status=400
+            )
+        meta = obj.get("metadata") or {}
+        name = meta.get("name") or ""
+        if need_name and not name:
+            raise ClusterError(f"{obj['kind']}: metadata.name is required", status=400)
+        res = self.resource(obj["apiVersion"], obj["kind"])
+        namespace = meta.get("namespace") if res.namespaced else None
+        if res.namespaced and not namespace:
+            raise ClusterError(
+                f"{obj['kind']} {name!r} is namespaced: give metadata.namespace", status=400
+            )
+        return res, name, namespace
+
+    def _create(self, res: Resource, namespace: str | None, obj: Obj, manager: str) -> Obj:
+        body = _without_server_fields(obj)
+        return self._send(
+            "create",
+            "POST",
+            res.collection_path(namespace),
+            query=[("fieldManager", manager)],
+            body=body,
+        )
+
+    def _put(
+        self, verb: str, res: Resource, name: str, namespace: str | None, obj: Obj, manager: str
+    ) -> Obj:
+        return self._send(
+            verb,
+            "PUT",
+            res.object_path(name, namespace),
+            query=[("fieldManager", manager)],
+            body=obj,
+        )
+
+    def _read_modify_write(
+        self, res: Resource, obj: Obj, name: str, namespace: str | None, manager: str
+    ) -> Obj:
+        ours = content(obj)
+
+        def attempt(live: Obj) -> Obj:
+            merged = merge(live, ours)
+            merged.pop("status", None)  # written only through update_status
+            return self._put("update", res, name, namespace, merged, manager)
+
+        try:
+            return self._with_live(res, name, namespace, attempt)
+        except _Missing:
+            return self._create(res, namespace, obj, manager)
+
+    def _with_live(
+        self,
+        res: Resource,
+        name: str,
+        namespace: str | None,
+        write: Callable[[Obj], Obj],
+    ) -> Obj:
+        """GET the live object and ``write`` it; on 409 read again (a bounded number of
+        times). Raises ``_Missing`` when the object does not exist."""
+        for attempt in range(CONFLICT_RETRIES + 1):
+            live = self.get(res.api_version, res.kind, name, namespace)
+            if live is None:
+                raise _Missing(f"{res.kind} {namespace or ''}/{name} does not exist")
+            try:
+                return write(live)
+            except ClusterError as err:
+                if err.status != 409 or attempt == CONFLICT_RETRIES:
+                    raise
+        raise AssertionError("unreachable")
+
+
+class _Missing(ClusterError):
+    """The object a read-modify-write needs is gone (a 404)."""
+
+    def __init__(self, message: str):
+        super().__init__(message, status=404)
+
+
+def _version_of(live: Obj) -> dict[str, str]:
+    version = (live.get("metadata") or {}).get("resourceVersion")
+    return {"resourceVersion": version} if version else {}
+
+
+def _without_server_fields(obj: Obj) -> Obj:
+    """``obj`` without ``managedFields`` (an apply or create may not set them) and the
+    server-assigned fields that would be a precondition by accident."""
+    meta = {
+        k: v
+        for k, v in (obj.get("metadata") or {}).items()
+        if k not in ("managedFields", "creationTimestamp", "selfLink")
+    }
+    return {**obj, "metadata": meta}
