@@ -1,33 +1,56 @@
 """Run a bundle without a cluster: offline render and dry-run rollouts.
 
 Both run the real reconciler against the embedded in-memory cluster, so what they show
-is what the operator would do: ``render`` repeats reconciles (with simulated readiness)
-until the CR is stable, then returns every object as it would be applied; ``dry_run``
-does the same with a progress view and returns the final CR status. Used by the CLI,
-by ``oper8d.testing`` and by the benchmarks. Deterministic: the clock, uids and random
-strings are derived from the CR, so the same input gives byte-identical output.
+is what the operator would do: :func:`reconcile_offline` creates the CR and repeats
+reconciles (with simulated readiness, simulated time advancing by each requeue delay)
+until the CR is stable, fails, or a pass limit is reached; :func:`would_delete` lists what
+the disabled components would remove from a cluster that had them. Used by the CLI
+(``render``, ``run --dry-run``), by ``oper8d.testing`` and by the benchmarks.
+Deterministic: the clock, uids and random strings are derived from the CR, so the same
+input gives byte-identical output.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
+import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from oper8d.bundle.model import Bundle, ControllerSpec
+from oper8d.bundle.spec_schema import apply_defaults
 from oper8d.cluster.base import Obj
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
-from oper8d.cluster.simulate import DefaultSimulator
+from oper8d.cluster.simulate import DefaultSimulator, Simulator
 from oper8d.engine.clock import FakeClock
+from oper8d.engine.config import CONFIG_OVERRIDES_KEY, merge_configs
 from oper8d.engine.reconcile import Reconciler, ReconcileResult, ReconcilerOptions
 from oper8d.engine.rollout import Progress, Rollout
 from oper8d.engine.session import SeededRandoms, Session
 from oper8d.errors import ConfigError, ReconcileError
 
+__all__ = [
+    "EPOCH",
+    "OfflineRun",
+    "check_cr_metadata",
+    "controller_for",
+    "find_controller",
+    "reconcile_offline",
+    "would_delete",
+]
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(rf"{_DNS_LABEL.pattern}(\.{_DNS_LABEL.pattern})*")
+
 #: a fixed instant for offline runs, so timestamps in rendered output never change
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+
+#: called at the start of each reconcile pass with its number (from 1) and the simulated
+#: seconds since the run began
+PassHook = Callable[[int, float], None]
 
 
 @dataclass
@@ -37,26 +60,52 @@ class OfflineRun:
     cr: Obj  # the live CR at the end (with status)
     results: list[ReconcileResult]
     applied: dict[str, Obj]  # internal name -> object as applied, in rollout order
-    deletions: list[tuple[str, Obj]] = field(default_factory=list)  # (component, object)
-    cluster: MemoryCluster | None = None
+    cluster: MemoryCluster  # the in-memory cluster, to inspect what exists at the end
+    stable: bool = False  # ended because the CR became Ready and not Updating
 
     @property
     def ready(self) -> bool:
+        """The CR's Ready condition is True."""
+        ready = self.condition("Ready")
+        return ready is not None and ready.get("status") == "True"
+
+    def condition(self, type_: str) -> dict[str, Any] | None:
+        """The CR's status condition of this type (``Ready``, ``Updating``), or None."""
         for cond in (self.cr.get("status") or {}).get("conditions", []):
-            if cond.get("type") == "Ready":
-                return cond.get("status") == "True"
-        return False
+            if cond.get("type") == type_:
+                return dict(cond)
+        return None
+
+    @property
+    def paused(self) -> bool:
+        """The CR carries oper8.org/pause-execution: nothing was reconciled."""
+        return bool(self.results) and self.last.paused
 
     @property
     def last(self) -> ReconcileResult:
         return self.results[-1]
 
+    @property
+    def fatal_error(self) -> ReconcileError | None:
+        """The last pass's error when it was fatal (bad spec, template failure, ...)."""
+        err = self.last.error if self.results else None
+        return err if isinstance(err, ReconcileError) and err.fatal else None
+
 
 def controller_for(bundle: Bundle, cr: Mapping[str, Any]) -> ControllerSpec:
-    """The controller of ``bundle`` that reconciles ``cr``'s kind, or a ConfigError."""
+    """The controller of ``bundle`` that reconciles ``cr``'s kind, or a ConfigError naming
+    the CR field that is wrong (apiVersion, kind, metadata.name, metadata.namespace)."""
+    controller = find_controller(bundle, cr)
+    check_cr_metadata(cr)
+    return controller
+
+
+def find_controller(bundle: Bundle, cr: Mapping[str, Any]) -> ControllerSpec:
+    """The controller for ``cr``'s apiVersion and kind, or a ConfigError listing the kinds
+    the bundle reconciles."""
     if not isinstance(cr, Mapping) or not cr.get("apiVersion") or not cr.get("kind"):
         raise ConfigError("the CR must be a mapping with apiVersion and kind", field="apiVersion")
-    controller = bundle.controller_for(cr["apiVersion"], cr["kind"])
+    controller = bundle.controller_for(str(cr["apiVersion"]), str(cr["kind"]))
     if controller is None:
         known = ", ".join(f"{c.resource.api_version} {c.resource.kind}" for c in bundle.controllers)
         raise ConfigError(
@@ -64,10 +113,30 @@ def controller_for(bundle: Bundle, cr: Mapping[str, Any]) -> ControllerSpec:
             f"(it reconciles: {known})",
             field="kind",
         )
+    return controller
+
+
+def check_cr_metadata(cr: Mapping[str, Any]) -> None:
+    """Raise a ConfigError when the CR's name or namespace would be refused by the API
+    server; checked before the CR is created, so the error names the field."""
     meta = cr.get("metadata")
     if not isinstance(meta, Mapping) or not meta.get("name"):
         raise ConfigError("the CR needs metadata.name", field="metadata.name")
-    return controller
+    name, namespace = meta["name"], meta.get("namespace")
+    if not isinstance(name, str) or len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name):
+        raise ConfigError(
+            f"{name!r} is not a valid name: use lower-case letters, digits, '-' and '.' "
+            "(a DNS-1123 subdomain, at most 253 characters)",
+            field="metadata.name",
+        )
+    if namespace is not None and (
+        not isinstance(namespace, str) or len(namespace) > 63 or not _DNS_LABEL.fullmatch(namespace)
+    ):
+        raise ConfigError(
+            f"{namespace!r} is not a valid namespace: use lower-case letters, digits and '-' "
+            "(a DNS-1123 label, at most 63 characters)",
+            field="metadata.namespace",
+        )
 
 
 def reconcile_offline(
@@ -78,29 +147,34 @@ def reconcile_offline(
     max_reconciles: int = 20,
     progress: Progress | None = None,
     max_workers: int = 1,
-    simulator: Any = None,
-    on_pass: Callable[[int], None] | None = None,
+    simulator: Simulator | None = None,
+    on_pass: PassHook | None = None,
 ) -> OfflineRun:
     """Create ``cr`` in an in-memory cluster and reconcile it until it is stable, it fails,
-    or ``max_reconciles`` passes were made. Simulated time advances by each requeue delay."""
+    or ``max_reconciles`` passes were made. Simulated time advances by each requeue delay.
+
+    ``cluster`` defaults to a fresh deterministic one (fixed clock, uids derived from the
+    CR, ``simulator`` or a ``DefaultSimulator``); pass one to start from existing objects.
+    ``max_workers=1`` keeps the rollout order, and so the output, deterministic.
+    """
     controller = controller_for(bundle, cr)
     clock = FakeClock(EPOCH)
+    body = copy.deepcopy(dict(cr))
+    body.pop("status", None)
+    kind = controller.resource
+    if kind.namespaced:
+        body["metadata"].setdefault("namespace", "default")
+    ns, name = body["metadata"].get("namespace"), body["metadata"]["name"]
+    seed = f"{ns}/{name}"
     if cluster is None:
         cluster = MemoryCluster(
             clock=clock.now,
-            uid_factory=sequential_uids(f"{cr['metadata'].get('namespace')}/{cr['metadata']['name']}"),
+            uid_factory=sequential_uids(seed),
             simulator=simulator if simulator is not None else DefaultSimulator(),
         )
-    kind = controller.resource
     cluster.register_kind(kind.api_version, kind.kind, namespaced=kind.namespaced)
-    body = copy.deepcopy(dict(cr))
-    body.pop("status", None)
-    if kind.namespaced:
-        body["metadata"].setdefault("namespace", "default")
-    live = cluster.get(kind.api_version, kind.kind, body["metadata"]["name"], body["metadata"].get("namespace"))
-    if live is None:
+    if cluster.get(kind.api_version, kind.kind, name, ns) is None:
         cluster.apply(body, field_manager="oper8d-cli")
-    seed = f"{body['metadata'].get('namespace')}/{body['metadata']['name']}"
     reconciler = Reconciler(
         bundle,
         controller,
@@ -115,56 +189,68 @@ def reconcile_offline(
     )
     results: list[ReconcileResult] = []
     applied: dict[str, Obj] = {}
-    ns, name = body["metadata"].get("namespace"), body["metadata"]["name"]
+    stable = False
     for number in range(1, max_reconciles + 1):
         if on_pass is not None:
-            on_pass(number)
+            on_pass(number, clock.monotonic())
         result = reconciler.reconcile(ns, name)
         results.append(result)
         applied = result.applied or applied
+        if _stable(result.status or {}):
+            stable = True
+            break
         err = result.error
-        if err is not None and isinstance(err, ReconcileError) and err.fatal:
+        if isinstance(err, ReconcileError) and err.fatal:
             break
         if result.requeue_after is None or result.paused:
-            break
-        status = result.status or {}
-        if _stable(status):
             break
         cluster.tick()
         clock.advance(result.requeue_after or 1.0)
     final = cluster.get(kind.api_version, kind.kind, name, ns) or body
-    return OfflineRun(cr=final, results=results, applied=applied, cluster=cluster)
+    return OfflineRun(cr=final, results=results, applied=applied, cluster=cluster, stable=stable)
 
 
 def would_delete(bundle: Bundle, run: OfflineRun) -> list[tuple[str, Obj]]:
-    """Objects of disabled components, rendered as if enabled: what a live cluster would lose.
-    Components that cannot be rendered while disabled are skipped."""
+    """Objects of disabled components, rendered as if enabled: what a cluster that ran an
+    earlier CR with them enabled would lose. Returns (component, object) pairs in component
+    order. Components that cannot be rendered while disabled (their templates need values
+    that exist only when enabled) are skipped."""
     if not run.results or run.last.rollout is None:
         return []
-    controller = controller_for(bundle, run.cr)
     disabled = [n for n, c in run.last.rollout.components.items() if c.disabled]
-    if not disabled or run.cluster is None:
+    if not disabled:
         return []
     from oper8d.engine.deploy import DeployManager
 
+    controller = controller_for(bundle, run.cr)
+    # the context the reconciler rendered with: schema defaults applied, config merged
+    cr = {**run.cr, "spec": apply_defaults(run.cr.get("spec") or {}, controller.resource.schema)}
+    overrides = cr.get(CONFIG_OVERRIDES_KEY)
+    config = merge_configs(
+        controller.config_defaults, overrides if isinstance(overrides, Mapping) else {}
+    )
+    meta = cr["metadata"]
     session = Session(
         bundle=bundle,
         controller=controller,
-        cr=run.cr,
-        config=dict(controller.config_defaults),
+        cr=cr,
+        config=config,
         cluster=run.cluster,
-        randoms=SeededRandoms("would-delete"),
+        randoms=SeededRandoms(f"{meta.get('namespace')}/{meta['name']}"),
     )
-    rollout = Rollout(session, DeployManager(run.cluster, run.cr, field_manager="oper8d"))
+    deployer = DeployManager(run.cluster, cr, field_manager="oper8d")
+    rollout = Rollout(session, deployer)
     out: list[tuple[str, Obj]] = []
-    for name in disabled:
-        comp = controller.component(name)
-        enabled_copy = type(comp)(**{**comp.__dict__, "enabled": None})
+    for name in (c.name for c in controller.components if c.name in disabled):
+        enabled_copy = dataclasses.replace(controller.component(name), enabled=None)
         try:
             rendered = rollout.render_component(enabled_copy)
         except ReconcileError:
             continue
-        out.extend((name, obj) for obj, _m, _r in rendered.objects.values())
+        out.extend(
+            (name, deployer.prepare(obj, internal, name))
+            for internal, (obj, _method, _rules) in rendered.objects.items()
+        )
     return out
 
 

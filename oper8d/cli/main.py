@@ -1,224 +1,272 @@
 """``oper8d`` commands: validate, render, graph, run.
 
-Every command catches oper8d's errors and prints them as ``file:line:col: message``
-(or ``CR field: message``) with a non-zero exit, never a traceback. ``validate``,
-``render`` and ``graph`` do not import the kubernetes client.
+Every command prints what is wrong with its input as ``file:line:col: message`` (for a
+CR: ``file:line:col: spec.field: message``) on stderr and exits 1, never with a
+traceback; usage errors exit 2. ``validate``, ``render`` and ``graph`` do not import the
+kubernetes client (a test checks ``sys.modules``), so they start fast and run anywhere;
+each command imports what it needs when it runs.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
-from oper8d.errors import BundleError, Oper8dError, Problem, ReconcileError
+from oper8d import __version__
+from oper8d.cli.inputs import (
+    EXIT_INVALID,
+    EXIT_USAGE,
+    cr_problems,
+    fail,
+    load_bundle_or_exit,
+    load_cr_or_exit,
+    locate,
+    report,
+)
+from oper8d.errors import Oper8dError, ReconcileError
 
-EXIT_INVALID = 1
+if TYPE_CHECKING:
+    from oper8d.offline import OfflineRun
 
-
-def _fail(problems: list[Problem] | list[str], *, code: int = EXIT_INVALID) -> None:
-    for p in problems:
-        click.secho(f"error: {p}", fg="red", err=True)
-    sys.exit(code)
-
-
-def _load(bundle_path: str) -> Any:
-    from oper8d.bundle import load_bundle
-
-    try:
-        return load_bundle(bundle_path)
-    except BundleError as err:
-        _fail(err.problems)
-
-
-def _load_cr(path: str) -> tuple[dict[str, Any], Any]:
-    from oper8d.bundle.loader import load_yaml_text
-
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        _fail([f"{path}: cannot read the CR file: {err.strerror}"])
-    try:
-        doc = load_yaml_text(text, path)
-    except BundleError as err:
-        _fail(err.problems)
-    if not isinstance(doc.data, dict):
-        _fail([f"{path}: a CR file holds one mapping (a Kubernetes object)"])
-    return doc.data, doc
+_BUNDLE = click.argument("bundle", type=click.Path(exists=True), metavar="BUNDLE")
+_CR_TYPE = click.Path(exists=True, dir_okay=False)
 
 
-def _cr_problems(bundle: Any, cr: dict[str, Any], doc: Any) -> list[Problem]:
-    """Schema problems of a CR, each placed at its line in the CR file."""
-    from oper8d.bundle.validate import apply_defaults, validate_instance
-    from oper8d.offline import controller_for
-
-    try:
-        controller = controller_for(bundle, cr)
-    except ReconcileError as err:
-        return [Problem(err.message, doc.pos((err.field,)) if err.field else None)]
-    schema = controller.resource.schema
-    spec = apply_defaults(cr.get("spec") or {}, schema)
-    problems = validate_instance(spec, schema, field_prefix="spec")
-    placed = []
-    for p in problems:
-        path = tuple(_path_parts(p.field)) if p.field else ()
-        placed.append(Problem(p.message, doc.pos(path), p.field))
-    return placed
-
-
-def _path_parts(field: str) -> list[str | int]:
-    parts: list[str | int] = []
-    for part in field.replace("]", "").replace("[", ".").split("."):
-        if part:
-            parts.append(int(part) if part.isdigit() else part)
-    return parts
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="oper8d")
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(version=__version__, prog_name="oper8d")
 def main() -> None:
     """oper8d: Kubernetes operators written as YAML bundles.
+
+    BUNDLE is a folder with an operator.yaml (see docs/bundle-format.md).
 
     \b
     Quick start:
       oper8d validate examples/operators/webapp
       oper8d render   examples/operators/webapp --cr examples/operators/webapp/samples/webapp.yaml
-      oper8d run      examples/operators/webapp --dry-run --cr examples/operators/webapp/samples/webapp.yaml
+      oper8d graph    examples/operators/stateful --format mermaid
+      oper8d run      examples/operators/stateful --dry-run \\
+                      --cr examples/operators/stateful/samples/notes.yaml
     """
 
 
 @main.command()
-@click.argument("bundle", type=click.Path(exists=True))
-@click.option("--cr", "cr_path", type=click.Path(), help="Also validate this CR against the bundle.")
+@_BUNDLE
+@click.option(
+    "--cr",
+    "cr_path",
+    type=_CR_TYPE,
+    metavar="FILE",
+    help="Also check this CR: that the bundle has a controller for it and that its spec "
+    "matches the schema.",
+)
 def validate(bundle: str, cr_path: str | None) -> None:
-    """Check a bundle (and optionally a CR); print every error as file:line:col."""
-    b = _load(bundle)
-    if cr_path:
-        cr, doc = _load_cr(cr_path)
-        problems = _cr_problems(b, cr, doc)
-        if problems:
-            _fail(problems)
+    """Check a bundle, and optionally a CR, without running anything.
+
+    Prints every problem found, one a line, as file:line:col: message, and exits 1;
+    prints a one-line summary and exits 0 when there is none.
+    """
+    b = load_bundle_or_exit(bundle)
     n = sum(len(c.components) for c in b.controllers)
-    click.echo(f"ok: bundle '{b.name}': {len(b.controllers)} controller(s), {n} component(s)")
+    counts = f"{_plural(len(b.controllers), 'controller')}, {_plural(n, 'component')}"
+    summary = f"ok: bundle '{b.name}': {counts}"
+    if cr_path:
+        cr = load_cr_or_exit(cr_path)
+        problems, _fatal = cr_problems(b, cr)
+        if problems:
+            fail(problems, hint=f"{_plural(len(problems), 'problem')} in CR {cr_path}")
+        summary += f"; CR {cr.data['metadata']['name']} matches the {cr.data['kind']} schema"
+    click.echo(summary)
 
 
 @main.command()
-@click.argument("bundle", type=click.Path(exists=True))
-@click.option("--cr", "cr_path", required=True, type=click.Path(), help="The CR to render for.")
+@_BUNDLE
 @click.option(
-    "-o", "--output-dir", type=click.Path(file_okay=False), help="Write one file per object."
+    "--cr", "cr_path", required=True, type=_CR_TYPE, metavar="FILE", help="The CR to render for."
+)
+@click.option(
+    "-o",
+    "--output-dir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Write one file per object (NNN-<internal name>.yaml) and deletions.txt into DIR, "
+    "replacing those an earlier render wrote there, instead of one YAML stream on stdout.",
 )
 def render(bundle: str, cr_path: str, output_dir: str | None) -> None:
-    """Render every object the operator would apply for a CR, offline and deterministically.
+    """Print every object the operator would apply for a CR: offline, deterministic.
 
-    Runs the real reconcile against an in-memory cluster (readiness simulated) until the CR
-    is stable, so live() lookups and dependency edges behave as they would in a cluster.
+    Runs the real reconcile against an in-memory cluster (readiness simulated) until the
+    CR is stable, so live() lookups and dependency edges behave as in a cluster. The same
+    input always gives byte-identical output: commit it and diff it in CI. Objects of
+    disabled components are listed as `# would delete ...` lines at the end.
     """
-    from oper8d import yamlio
+    from oper8d.cli.render_output import render_stream, write_folder
     from oper8d.offline import reconcile_offline, would_delete
 
-    b = _load(bundle)
-    cr, doc = _load_cr(cr_path)
-    problems = _cr_problems(b, cr, doc)
+    b = load_bundle_or_exit(bundle)
+    cr = load_cr_or_exit(cr_path)
+    problems, _fatal = cr_problems(b, cr)
     if problems:
-        _fail(problems)
+        fail(problems, hint=f"fix the CR ({cr_path}) and render again")
     try:
-        run = reconcile_offline(b, cr)
+        run = reconcile_offline(b, cr.data)
+    except ReconcileError as err:
+        fail([locate(err, bundle, cr)])
     except Oper8dError as err:
-        _fail([str(err)])
-    err = run.last.error
-    if err is not None and isinstance(err, ReconcileError) and err.fatal:
-        _fail([str(err)])
+        fail([str(err)])
+    if run.fatal_error is not None:
+        failed = run.last.rollout.summary.failed if run.last.rollout else ()
+        hint = None
+        if len(failed) > 1:
+            hint = (
+                f"failed components: {', '.join(failed)} (the first error is shown; "
+                f"`oper8d run {bundle} --dry-run --cr {cr_path}` shows each)"
+            )
+        fail([locate(run.fatal_error, bundle, cr)], hint=hint)
     deletions = would_delete(b, run)
-    objects = list(run.applied.items())
+    incomplete = None if run.stable else _why_incomplete(run)
     if output_dir:
-        out = Path(output_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        for i, (internal, obj) in enumerate(objects):
-            (out / f"{i:03d}-{internal}.yaml").write_text(yamlio.dump(obj), encoding="utf-8")
-        if deletions:
-            lines = [f"{c}: {_ref(o)}" for c, o in deletions]
-            (out / "deletions.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        click.echo(f"wrote {len(objects)} object(s) to {out}", err=True)
+        written = write_folder(Path(output_dir), list(run.applied.items()), deletions)
+        click.echo(f"wrote {_plural(len(written), 'file')} to {output_dir}", err=True)
+        if incomplete:
+            click.secho(f"warning: not complete: {incomplete}", fg="yellow", err=True)
         return
-    text = yamlio.dump_all(obj for _i, obj in objects)
-    for component, obj in deletions:
-        text += f"# would delete (component '{component}' is disabled): {_ref(obj)}\n"
+    click.echo(render_stream(list(run.applied.values()), deletions, incomplete), nl=False)
+
+
+def _why_incomplete(run: OfflineRun) -> str | None:
+    if run.paused:
+        return "the CR is paused (annotation oper8.org/pause-execution): nothing is applied"
     if run.last.error is not None:
-        text += f"# not complete: {run.last.error}\n"
-    click.echo(text, nl=False)
-
-
-def _ref(obj: dict[str, Any]) -> str:
-    meta = obj.get("metadata") or {}
-    ns = meta.get("namespace")
-    where = f"{ns}/{meta.get('name')}" if ns else meta.get("name")
-    return f"{obj.get('apiVersion')} {obj.get('kind')} {where}"
+        return str(run.last.error)
+    ready = run.condition("Ready")
+    return f"{ready.get('reason')}: {ready.get('message')}" if ready else None
 
 
 @main.command()
-@click.argument("bundle", type=click.Path(exists=True))
+@_BUNDLE
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "mermaid", "dot"]), default="text",
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "mermaid", "dot"]),
+    default="text",
     show_default=True,
+    help="mermaid: paste into Markdown; dot: pipe into `dot -Tsvg`.",
 )
 def graph(bundle: str, fmt: str) -> None:
-    """Show each controller's component graph (inferred edges marked)."""
+    """Show each controller's component graph.
+
+    Edges come from dependsOn (with their `when` conditions) and from live() calls in
+    templates; those inferred edges are marked (inferred) in text and dashed in
+    mermaid and dot.
+    """
     from oper8d.cli.graphs import render_graph
 
-    b = _load(bundle)
-    click.echo(render_graph(b, fmt), nl=False)
+    click.echo(render_graph(load_bundle_or_exit(bundle), fmt), nl=False)
 
 
-@main.command()
-@click.argument("bundle", type=click.Path(exists=True))
-@click.option("--cr", "cr_path", type=click.Path(), help="With --dry-run: the CR to reconcile.")
+@main.command(short_help="Run the operator (this build: --dry-run on the in-memory cluster).")
+@_BUNDLE
 @click.option(
-    "--dry-run", is_flag=True,
-    help="Run the reconcile loop against the embedded in-memory cluster (simulated readiness).",
+    "--cr", "cr_path", type=_CR_TYPE, metavar="FILE", help="With --dry-run: the CR to reconcile."
 )
-@click.option("--max-reconciles", default=20, show_default=True, help="Dry run: reconcile passes.")
 @click.option(
-    "--ready-after", default=1, show_default=True,
-    help="Dry run: simulated workloads become ready after this many reconcile passes.",
+    "--dry-run",
+    is_flag=True,
+    help="Reconcile the CR against the embedded in-memory cluster (readiness simulated) "
+    "and show the rollout pass by pass.",
 )
-def run(bundle: str, cr_path: str | None, dry_run: bool, max_reconciles: int, ready_after: int) -> None:
-    """Run the operator. With --dry-run: reconcile a CR in memory and show the rollout."""
+@click.option(
+    "--max-reconciles",
+    default=20,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Dry run: give up after this many reconcile passes.",
+)
+@click.option(
+    "--ready-after",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Dry run: simulated workloads become ready this many passes after each change "
+    "(0: at once).",
+)
+def run(
+    bundle: str, cr_path: str | None, dry_run: bool, max_reconciles: int, ready_after: int
+) -> None:
+    """Run the operator. Only --dry-run is available in this build.
+
+    With --dry-run, prints each component's state changes per reconcile pass, then the
+    CR's conditions; exits 0 when the CR ends Ready, 1 when it does not.
+    """
     if not dry_run:
-        _fail(
+        fail(
             [
                 "running against a real cluster is not available in this build yet; "
-                "use --dry-run --cr FILE to run the operator on the embedded in-memory cluster"
+                "to see what the operator does, run it on the embedded in-memory cluster: "
+                f"oper8d run {bundle} --dry-run --cr FILE"
             ],
-            code=2,
+            code=EXIT_USAGE,
         )
     if not cr_path:
-        _fail(["--dry-run needs --cr FILE (the CR to reconcile)"], code=2)
-    from oper8d.cli.summary import print_summary
+        raise click.UsageError("--dry-run needs --cr FILE (the CR to reconcile)")
     from oper8d.cli.progress import LineProgress
+    from oper8d.cli.summary import print_summary
     from oper8d.cluster.simulate import DefaultSimulator
     from oper8d.offline import reconcile_offline
 
-    b = _load(bundle)
-    cr, doc = _load_cr(cr_path)
-    problems = _cr_problems(b, cr, doc)
-    progress = LineProgress()
+    b = load_bundle_or_exit(bundle)
+    cr = load_cr_or_exit(cr_path)
+    problems, fatal = cr_problems(b, cr)
+    if fatal:
+        fail(problems)
+    if problems:  # the reconciler refuses the CR too: the run shows it in the status
+        report(problems)
+    meta = cr.data["metadata"]
+    click.echo(
+        f"dry run: {cr.data['kind']} {meta.get('namespace', 'default')}/{meta['name']} "
+        f"with operator '{b.name}'{f' {b.operator_version}' if b.operator_version else ''} "
+        "on the in-memory cluster"
+    )
+    width = max((len(c.name) for ctl in b.controllers for c in ctl.components), default=8)
+    progress = LineProgress(width=width, ascii_only=not _can_print("↑✓✗…∅"))
+    elapsed = [0.0]
+
+    def start_pass(number: int, seconds: float) -> None:
+        elapsed[0] = seconds
+        progress.start_pass(number, seconds)
+
     try:
-        run_ = reconcile_offline(
+        outcome = reconcile_offline(
             b,
-            cr,
+            cr.data,
             max_reconciles=max_reconciles,
             progress=progress,
             max_workers=4,
-            simulator=DefaultSimulator(delay_writes=max(0, ready_after)),
-            on_pass=progress.start_pass,
+            simulator=DefaultSimulator(delay_writes=ready_after),
+            on_pass=start_pass,
         )
+    except ReconcileError as err:
+        fail([locate(err, bundle, cr)])
     except Oper8dError as err:
-        _fail([str(err)])
-    print_summary(run_, problems)
-    sys.exit(0 if run_.ready else 1)
+        fail([str(err)])
+    print_summary(outcome, max_reconciles=max_reconciles, seconds=elapsed[0])
+    sys.exit(0 if outcome.ready else EXIT_INVALID)
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _can_print(text: str) -> bool:
+    encoding = getattr(sys.stdout, "encoding", None) or "ascii"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,204 @@
+"""Loading a command's inputs (the bundle, the CR) and reporting what is wrong with them.
+
+Used by every ``oper8d`` command. Problems are printed one a line as
+``file:line:col: message`` (``file:line:col: spec.field: message`` for a CR), with paths
+as the user can open them from the current directory, and the command exits 1; bad input
+never shows a traceback. Imports nothing from the kubernetes client.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+from oper8d.errors import BundleError, ClusterError, Problem, ReconcileError, SourcePos
+
+if TYPE_CHECKING:
+    from oper8d.bundle.loader import Document
+    from oper8d.bundle.model import Bundle
+
+__all__ = [
+    "EXIT_INVALID",
+    "EXIT_USAGE",
+    "CrInput",
+    "bundle_dir",
+    "cr_problems",
+    "fail",
+    "format_problem",
+    "load_bundle_or_exit",
+    "load_cr_or_exit",
+    "locate",
+    "problem_of",
+    "report",
+]
+
+#: bad bundle, bad CR, failed rollout
+EXIT_INVALID = 1
+#: the command cannot run as asked (click uses 2 for usage errors too)
+EXIT_USAGE = 2
+
+
+@dataclass(frozen=True)
+class CrInput:
+    """A CR read from a file, with the positions of its fields."""
+
+    path: str
+    data: dict[str, Any]
+    doc: Document
+
+
+def bundle_dir(bundle: str) -> Path:
+    """The bundle folder as the user wrote it (``operator.yaml`` given: its folder)."""
+    path = Path(bundle)
+    return path.parent if path.is_file() else path
+
+
+def format_problem(problem: Problem, base: Path | None = None) -> str:
+    """``file:line:col: [field: ]message``; a bundle-relative file is put under ``base``."""
+    parts: list[str] = []
+    if problem.pos is not None:
+        parts.append(str(_under(problem.pos, base)))
+    if problem.field and not problem.message.startswith(f"{problem.field}:"):
+        parts.append(problem.field)
+    parts.append(problem.message)
+    return ": ".join(parts)
+
+
+def _under(pos: SourcePos, base: Path | None) -> SourcePos:
+    if base is None or Path(pos.file).is_absolute():
+        return pos
+    return SourcePos(str(base / pos.file), pos.line, pos.col)
+
+
+def problem_of(err: ReconcileError) -> Problem:
+    return Problem(err.message, err.pos, err.field)
+
+
+def locate(err: ReconcileError, bundle: str, cr: CrInput) -> Problem:
+    """A reconcile error as the user can find it: a bundle position under the bundle
+    folder, or a CR field at its line in the CR file."""
+    if err.pos is not None:
+        return Problem(err.message, _under(err.pos, bundle_dir(bundle)), err.field)
+    if err.field:
+        return _placed(cr, problem_of(err))
+    return problem_of(err)
+
+
+def report(problems: Iterable[Problem], base: Path | None = None) -> int:
+    """Print problems to stderr, one a line; returns how many."""
+    count = 0
+    for problem in problems:
+        click.secho(format_problem(problem, base), fg="red", err=True)
+        count += 1
+    return count
+
+
+def fail(
+    problems: Sequence[Problem | str],
+    base: Path | None = None,
+    *,
+    hint: str | None = None,
+    code: int = EXIT_INVALID,
+) -> NoReturn:
+    """Report ``problems`` (plain strings are printed as ``error: ...``), a hint, and exit."""
+    placed = [p for p in problems if isinstance(p, Problem)]
+    for text in (p for p in problems if isinstance(p, str)):
+        click.secho(f"error: {text}", fg="red", err=True)
+    report(placed, base)
+    if hint:
+        click.echo(hint, err=True)
+    sys.exit(code)
+
+
+def load_bundle_or_exit(bundle: str) -> Bundle:
+    from oper8d.bundle import load_bundle
+
+    try:
+        return load_bundle(bundle)
+    except BundleError as err:
+        n = len(err.problems)
+        fail(
+            err.problems,
+            bundle_dir(bundle),
+            hint=f"{n} problem{'s' if n != 1 else ''} in bundle {bundle}",
+        )
+
+
+def load_cr_or_exit(path: str) -> CrInput:
+    from oper8d.bundle.loader import load_yaml_text
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
+        fail([f"{path}: cannot read the CR file: {reason}"])
+    try:
+        doc = load_yaml_text(text, path)
+    except BundleError as err:
+        fail(err.problems)
+    if not isinstance(doc.data, dict):
+        fail([Problem("a CR file holds one mapping (a Kubernetes object)", SourcePos(path, 1, 1))])
+    return CrInput(path, doc.data, doc)
+
+
+def cr_problems(bundle: Bundle, cr: CrInput) -> tuple[list[Problem], bool]:
+    """Problems of a CR against the bundle, each placed at its line in the CR file, and
+    whether any is fatal before a reconcile can even start (no controller for its kind, a
+    name the API server refuses) rather than a schema violation the reconciler reports in
+    the CR's status."""
+    from oper8d.bundle.spec_schema import apply_defaults, validate_instance
+    from oper8d.offline import check_cr_metadata, find_controller
+
+    try:
+        controller = find_controller(bundle, cr.data)
+    except ReconcileError as err:
+        return [_placed(cr, problem_of(err))], True
+    problems: list[Problem] = []
+    try:
+        check_cr_metadata(cr.data)
+    except ReconcileError as err:
+        problems.append(_placed(cr, problem_of(err)))
+    else:
+        problems += _admission_problems(cr)
+    fatal = bool(problems)
+    schema = controller.resource.schema
+    spec = apply_defaults(cr.data.get("spec") or {}, schema)
+    problems += [_placed(cr, p) for p in validate_instance(spec, schema, field_prefix="spec")]
+    return sorted(problems, key=lambda p: (p.pos or SourcePos(""), p.field or "")), fatal
+
+
+def _admission_problems(cr: CrInput) -> list[Problem]:
+    """What the API server would refuse when the CR is created (labels, annotations,
+    finalizers, owner references), placed at the CR's metadata."""
+    from oper8d.cluster.admission import validate as admit
+
+    try:
+        admit({**cr.data, "metadata": dict(cr.data["metadata"])}, None)
+    except ClusterError as err:
+        return [Problem(err.message, cr.doc.pos(("metadata",)))]
+    return []
+
+
+def _placed(cr: CrInput, problem: Problem) -> Problem:
+    """``problem`` placed at the line of its field in the CR file."""
+    pos = cr.doc.pos(_path_parts(problem.field)) if problem.field else None
+    return Problem(problem.message, pos, problem.field)
+
+
+_FIELD_PART = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
+
+
+def _path_parts(field: str) -> list[str | int]:
+    """``spec.workers[0].name`` -> ``["spec", "workers", 0, "name"]``;
+    ``metadata.annotations[oper8.org/x]`` -> ``["metadata", "annotations", "oper8.org/x"]``."""
+    parts: list[str | int] = []
+    for bracketed, plain in _FIELD_PART.findall(field):
+        part = bracketed or plain
+        parts.append(int(part) if part.isdigit() else part)
+    return parts

@@ -1,0 +1,125 @@
+"""The real entry point, ``python -m oper8d``, once per command, and what it imports."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import oper8d as oper8d_package
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples" / "operators"
+WEBAPP_ARGS = ["examples/operators/webapp", "--cr", "examples/operators/webapp/samples/webapp.yaml"]
+
+
+def oper8d(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "OPER8D_UPDATE_GOLDEN"}
+    return subprocess.run(
+        [sys.executable, "-m", "oper8d", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_validate_runs_as_a_module() -> None:
+    proc = oper8d("validate", "examples/operators/fanout")
+    assert (proc.returncode, proc.stdout) == (
+        0,
+        "ok: bundle 'workers': 1 controller, 2 components\n",
+    )
+
+
+def test_render_runs_as_a_module() -> None:
+    proc = oper8d("render", *WEBAPP_ARGS)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("apiVersion: v1\nkind: ConfigMap\n")
+
+
+def test_graph_runs_as_a_module() -> None:
+    proc = oper8d("graph", "examples/operators/stateful", "--format", "mermaid")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("flowchart TD\n")
+
+
+def test_run_dry_run_runs_as_a_module() -> None:
+    proc = oper8d(
+        "run",
+        "examples/operators/stateful",
+        "--dry-run",
+        "--cr",
+        "examples/operators/stateful/samples/notes.yaml",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "NotesApp default/notes: Ready"
+
+
+def test_errors_of_the_real_entry_point_point_at_files_relative_to_the_working_folder(
+    tmp_path: Path,
+) -> None:
+    cr = tmp_path / "cr.yaml"
+    cr.write_text("apiVersion: demo.oper8d.io/v1alpha1\nkind: WebApp\nmetadata: {name: x}\n")
+    proc = oper8d("validate", "examples/operators/webapp", "--cr", str(cr))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(f"{cr}:1:1: spec.image: ")
+    assert "Traceback" not in proc.stderr
+
+
+def test_help_lists_every_command() -> None:
+    proc = oper8d("--help")
+    assert proc.returncode == 0
+    for command in ("validate", "render", "graph", "run"):
+        assert f"  {command} " in proc.stdout
+
+
+def test_version_works_from_a_checkout_that_is_not_installed() -> None:
+    proc = oper8d("--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"oper8d, version {oper8d_package.__version__}\n"
+
+
+_PROBE = textwrap.dedent(
+    """
+    import sys
+    from oper8d.cli.main import main
+    try:
+        main(sys.argv[1:], standalone_mode=False)
+    except SystemExit:
+        pass
+    print("kubernetes loaded:", "kubernetes" in sys.modules, file=sys.stderr)
+    """
+)
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("kubernetes") is None,
+    reason="the kubernetes client is not installed, so nothing could import it",
+)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["render", *WEBAPP_ARGS],
+        ["validate", "examples/operators/stateful"],
+        ["validate", *WEBAPP_ARGS],
+        ["graph", "examples/operators/stateful", "--format", "dot"],
+    ],
+    ids=["render", "validate", "validate-cr", "graph"],
+)
+def test_offline_commands_do_not_import_the_kubernetes_client(args: list[str]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.stdout, proc.stderr  # the command did its work
+    assert proc.stderr.splitlines()[-1] == "kubernetes loaded: False"

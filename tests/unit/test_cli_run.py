@@ -1,0 +1,124 @@
+"""``oper8d run``: the dry run on the in-memory cluster, and the missing real-cluster mode."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from oper8d.cli.main import main
+
+REPO = Path(__file__).resolve().parents[2]
+STATEFUL = REPO / "examples" / "operators" / "stateful"
+NOTES = STATEFUL / "samples" / "notes.yaml"
+WEBAPP = REPO / "examples" / "operators" / "webapp"
+
+
+def run(*args: str | Path) -> Result:
+    return CliRunner().invoke(main, ["run", *map(str, args)])
+
+
+def progress_lines(result: Result) -> list[str]:
+    """The component lines of the progress view: ``<symbol> <component> <state> [detail]``."""
+    return [line for line in result.stdout.splitlines() if line.startswith("  ")]
+
+
+@pytest.fixture(scope="module")
+def notes_dry_run() -> Result:
+    return run(STATEFUL, "--dry-run", "--cr", NOTES)
+
+
+def test_a_dry_run_that_ends_ready_exits_0_with_the_verdict_last(notes_dry_run: Result) -> None:
+    assert notes_dry_run.exit_code == 0, notes_dry_run.output
+    lines = notes_dry_run.stdout.splitlines()
+    assert (
+        lines[0]
+        == "dry run: NotesApp default/notes with operator 'notes' 0.1.0 on the in-memory cluster"
+    )
+    assert lines[-1] == "NotesApp default/notes: Ready"
+    conditions = [line.split() for line in lines]
+    assert ["Ready", "True", "Stable:", "Verify", "Complete"] in conditions
+    assert ["Updating", "False", "Stable:", "Rollout", "Complete"] in conditions
+    assert "versions.reconciled: 2.1.0" in lines
+
+
+def test_every_component_is_shown_deployed_and_then_verified(notes_dry_run: Result) -> None:
+    states = [line.split()[1:3] for line in progress_lines(notes_dry_run)]
+    for component in ("secrets", "database", "migrate", "app", "frontend"):
+        assert [component, "deployed"] in states
+        assert [component, "verified"] in states
+        assert states.index([component, "deployed"]) < states.index([component, "verified"])
+
+
+def test_a_waiting_component_says_what_it_waits_for(notes_dry_run: Result) -> None:
+    assert any(
+        line.split()[1:3] == ["migrate", "waiting"]
+        and "for database: live('database.manifests-statefulset')" in line
+        for line in progress_lines(notes_dry_run)
+    )
+
+
+def test_each_pass_is_headed_with_its_number_and_simulated_time(notes_dry_run: Result) -> None:
+    headings = [
+        line for line in notes_dry_run.stdout.splitlines() if line.startswith("reconcile #")
+    ]
+    assert headings[0] == "reconcile #1  at 0s"
+    # the bundle requeues every 5s while waiting
+    assert headings[1] == "reconcile #2  at 5s"
+
+
+def test_a_component_that_stays_verified_is_not_repeated(notes_dry_run: Result) -> None:
+    secrets = [line for line in progress_lines(notes_dry_run) if line.split()[1] == "secrets"]
+    assert [line.split()[2] for line in secrets] == ["deployed", "verified"]
+
+
+def test_a_cr_violating_the_schema_ends_not_ready_with_config_error(tmp_path: Path) -> None:
+    cr = tmp_path / "bad.yaml"
+    cr.write_text(
+        "apiVersion: demo.oper8d.io/v1alpha1\nkind: WebApp\nmetadata: {name: hello}\n"
+        "spec:\n  image: nginx\n  replicas: 0\n"
+    )
+    result = run(WEBAPP, "--dry-run", "--cr", cr)
+    assert result.exit_code == 1
+    assert f"{cr}:6:13: spec.replicas: must be >= 1 (got 0)" in result.stderr.splitlines()
+    conditions = [line.split()[:3] for line in result.stdout.splitlines()]
+    assert ["Ready", "False", "ConfigError:"] in conditions
+    assert result.stdout.splitlines()[-1].startswith("WebApp default/hello: not Ready (ConfigError")
+    assert "Traceback" not in result.output
+
+
+def test_a_dry_run_that_runs_out_of_passes_says_so_and_exits_1() -> None:
+    result = run(
+        STATEFUL, "--dry-run", "--cr", NOTES, "--max-reconciles", "2", "--ready-after", "3"
+    )
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-1].startswith(
+        "NotesApp default/notes: not Ready after 2 reconciles (the --max-reconciles limit)"
+    )
+
+
+def test_workloads_ready_at_once_need_fewer_passes() -> None:
+    slow = run(STATEFUL, "--dry-run", "--cr", NOTES, "--ready-after", "2")
+    fast = run(STATEFUL, "--dry-run", "--cr", NOTES, "--ready-after", "0")
+    assert slow.exit_code == fast.exit_code == 0
+    assert reconciles(fast) < reconciles(slow)
+
+
+def reconciles(result: Result) -> int:
+    [line] = [line for line in result.stdout.splitlines() if "of simulated time" in line]
+    return int(line.split()[0])
+
+
+def test_run_without_dry_run_exits_2_and_says_how_to_dry_run() -> None:
+    result = run(WEBAPP)
+    assert result.exit_code == 2
+    assert "running against a real cluster is not available in this build yet" in result.stderr
+    assert f"oper8d run {WEBAPP} --dry-run --cr FILE" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_a_dry_run_needs_a_cr() -> None:
+    result = run(WEBAPP, "--dry-run")
+    assert result.exit_code == 2
+    assert "--dry-run needs --cr FILE" in result.stderr
