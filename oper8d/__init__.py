@@ -4,8 +4,8 @@ The public Python API is small; most users only need the ``oper8d`` command. Eve
 not listed in ``__all__`` is internal and may change.
 """
 
-from oper8d.bundle import Bundle, load_bundle
-from oper8d.cluster import Cluster
+from typing import TYPE_CHECKING, Any
+
 from oper8d.errors import (
     BundleError,
     ClusterError,
@@ -21,7 +21,23 @@ from oper8d.errors import (
     VerificationError,
 )
 
+if TYPE_CHECKING:
+    from oper8d.bundle import Bundle, load_bundle
+    from oper8d.cluster import Cluster
+
 __version__ = "0.1.0"
+
+# The bundle compiler pulls in Jinja and jsonschema (~200 ms); load it on first use so
+# `oper8d --help` and error-only imports stay fast.
+_LAZY = {"Bundle": "oper8d.bundle", "load_bundle": "oper8d.bundle", "Cluster": "oper8d.cluster"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'oper8d' has no attribute {name!r}")
 
 __all__ = [
     "Bundle",

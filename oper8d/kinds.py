@@ -39,4 +39,8 @@ def ref_of(obj: dict) -> str:
     """``Kind ns/name`` (or ``Kind name``) for messages."""
     meta = obj.get("metadata") or {}
     ns = meta.get("namespace")
-    return f"{obj.get('kind')} {ns}/{meta.get('name')}" if ns else f"{obj.get('kind')} {meta.get('name')}"
+    return (
+        f"{obj.get('kind')} {ns}/{meta.get('name')}"
+        if ns
+        else f"{obj.get('kind')} {meta.get('name')}"
+    )

@@ -18,7 +18,9 @@ class Cluster(Protocol):
     """CRUD on Kubernetes objects. Errors are ``oper8d.errors.ClusterError``
     (``status`` holds the HTTP code: 409 conflict, 422 invalid, ...)."""
 
-    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Obj | None:
+    def get(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> Obj | None:
         """The live object, or None when it does not exist."""
         ...
 
@@ -33,7 +35,9 @@ class Cluster(Protocol):
         (``"a=b,c!=d,e in (x,y),!f"``)."""
         ...
 
-    def apply(self, obj: Obj, *, field_manager: str, method: Method = "apply", force: bool = True) -> Obj:
+    def apply(
+        self, obj: Obj, *, field_manager: str, method: Method = "apply", force: bool = True
+    ) -> Obj:
         """Create or change ``obj``: server-side apply (``apply``), read-modify-write
         (``update``, keeps fields we do not set) or PUT (``replace``). Returns the live object."""
         ...
