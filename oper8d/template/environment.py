@@ -9,8 +9,8 @@ The environment is Jinja's ``ImmutableSandboxedEnvironment`` (no attribute start
 ``_``, no unsafe callables, ``range`` capped at 100,000 items, and no changes to the
 context's lists and dicts, so one template cannot alter what the next one reads) with
 ``StrictUndefined`` (a missing name or attribute is an error, never an empty string),
-autoescape off (the output is YAML, not HTML) and ``keep_trailing_newline``. It has no loader: ``include``, ``import``
-and ``extends`` are rejected at load time. The sandbox keeps templates away from Python
+autoescape off (the output is YAML, not HTML) and ``keep_trailing_newline``. It has no
+loader: ``include``, ``import`` and ``extends`` are rejected at load time. The sandbox keeps templates away from Python
 internals; it does not bound the memory or time a template may use.
 """
 
