@@ -10,8 +10,9 @@ The environment is Jinja's ``ImmutableSandboxedEnvironment`` (no attribute start
 context's lists and dicts, so one template cannot alter what the next one reads) with
 ``StrictUndefined`` (a missing name or attribute is an error, never an empty string),
 autoescape off (the output is YAML, not HTML) and ``keep_trailing_newline``. It has no
-loader: ``include``, ``import`` and ``extends`` are rejected at load time. The sandbox keeps templates away from Python
-internals; it does not bound the memory or time a template may use.
+loader: ``include``, ``import`` and ``extends`` are rejected at load time. The sandbox keeps
+templates away from Python internals; it does not bound the memory or time a template may
+use.
 """
 
 from __future__ import annotations
