@@ -10,6 +10,7 @@ as one ``BundleError`` so a user fixes a bundle in one pass.
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -183,11 +184,9 @@ class _Compiler:
         policy = TemporaryPatchPolicy(
             enabled=bool(tp.get("enabled", True)),
             allowed_kinds=tuple(tp.get("allowedKinds") or ()),
-            allowed_types=tuple(
-                tp.get("allowedTypes") or ("patchStrategicMerge", "patchJson6902")
-            ),
+            allowed_types=tuple(tp.get("allowedTypes") or ("patchStrategicMerge", "patchJson6902")),
         )
-        edges = self._edges(node, components)
+        edges = self._edges(node, components, hooks, status_fields)
         if len(self.problems) > before:
             return None
         return ControllerSpec(
@@ -394,7 +393,13 @@ class _Compiler:
         return hooks
 
     # -- dependency edges ----------------------------------------------------------------
-    def _edges(self, node: _Node, components: list[ComponentSpec]) -> list[Edge]:
+    def _edges(
+        self,
+        node: _Node,
+        components: list[ComponentSpec],
+        hooks: list[HookSpec],
+        status_fields: dict[str, Expr],
+    ) -> list[Edge]:
         by_name = {c.name: c for c in components}
         edges: dict[tuple[str, str], Edge] = {}
         comp_nodes = {c.name: c.pos for c in components}
@@ -414,27 +419,16 @@ class _Compiler:
                 edges[(upstream, name)] = Edge(upstream, name, dep.pos, when=when)
         for comp in components:
             for ref, pos in _references(comp):
-                m = _REF.match(ref)
-                if not m:
-                    self._problem(
-                        f"live('{ref}'): a reference is '<component>.<resource>'", pos
-                    )
-                    continue
-                upstream = m["component"]
-                if upstream not in by_name:
-                    self._unknown_component(upstream, list(by_name), pos)
-                    continue
-                resource = m["resource"]
-                if not _has_resource(by_name[upstream], resource):
-                    names = [r.name for r in by_name[upstream].resources]
-                    self._problem(
-                        f"live('{ref}'): component '{upstream}' has no resource '{resource}'"
-                        + _suggest(resource, names),
-                        pos,
-                    )
+                upstream = self._referenced_component(ref, pos, by_name)
+                if upstream is None:
                     continue
                 if upstream != comp.name and (upstream, comp.name) not in edges:
                     edges[(upstream, comp.name)] = Edge(upstream, comp.name, pos, inferred=True)
+        # live() in conditions, readiness, hooks and status fields reads objects without
+        # ordering anything: only check that the reference names something that exists
+        conditions = _condition_references(list(edges.values()), components, hooks, status_fields)
+        for ref, pos in conditions:
+            self._referenced_component(ref, pos, by_name)
         graph = Graph(comp_nodes, [(e.upstream, e.downstream) for e in edges.values()])
         try:
             graph.check_acyclic()
@@ -442,10 +436,34 @@ class _Compiler:
             cycle = err.cycle
             first = edges[(cycle[0], cycle[1])]
             where = ", ".join(
-                f"{a} -> {b} at {edges[(a, b)].pos}" for a, b in zip(cycle, cycle[1:], strict=False)
+                f"{a} -> {b} at {edges[(a, b)].pos}" for a, b in itertools.pairwise(cycle)
             )
             self._problem(f"dependency cycle: {' -> '.join(cycle)} ({where})", first.pos)
         return sorted(edges.values(), key=lambda e: (e.downstream, e.upstream))
+
+    def _referenced_component(
+        self, ref: str, pos: SourcePos, by_name: dict[str, ComponentSpec]
+    ) -> str | None:
+        """The component a ``live('<component>.<resource>')`` reference names, or None
+        (and a problem) when it names nothing in the bundle."""
+        m = _REF.match(ref)
+        if not m:
+            self._problem(f"live('{ref}'): a reference is '<component>.<resource>'", pos)
+            return None
+        upstream = m["component"]
+        if upstream not in by_name:
+            self._unknown_component(upstream, list(by_name), pos)
+            return None
+        resource = m["resource"]
+        if not _has_resource(by_name[upstream], resource):
+            names = [r.name for r in by_name[upstream].resources]
+            self._problem(
+                f"live('{ref}'): component '{upstream}' has no resource '{resource}'"
+                + _suggest(resource, names),
+                pos,
+            )
+            return None
+        return upstream
 
     def _all_component_nodes(self, node: _Node) -> Iterator[_Node]:
         for entry in node.child("components").items():
@@ -473,6 +491,32 @@ def _references(comp: ComponentSpec) -> Iterator[tuple[str, SourcePos]]:
         for ref in sorted(patch.patch.references):
             yield ref, patch.pos
     for expr in (comp.enabled, comp.for_each.items if comp.for_each else None):
+        if expr is not None:
+            for ref in sorted(expr.references):
+                yield ref, expr.pos
+
+
+def _condition_references(
+    edges: list[Edge],
+    components: list[ComponentSpec],
+    hooks: list[HookSpec],
+    status_fields: dict[str, Expr],
+) -> Iterator[tuple[str, SourcePos]]:
+    """live() references that are read but order nothing: edge conditions, readiness
+    rules, hooks and status fields."""
+    exprs: list[Expr | None] = [e.when for e in edges]
+    for comp in components:
+        rules = [*comp.ready, *(rule for res in comp.resources for rule in res.ready)]
+        exprs.extend(rule.expr for rule in rules)
+        exprs.extend(rule.subsystem_version for rule in rules)
+    for hook in hooks:
+        exprs.append(hook.check)
+        for res in hook.resources:
+            tmpl = res.object or res.template
+            for ref in sorted(getattr(tmpl, "references", ())):
+                yield ref, res.pos
+    exprs.extend(status_fields.values())
+    for expr in exprs:
         if expr is not None:
             for ref in sorted(expr.references):
                 yield ref, expr.pos

@@ -5,10 +5,17 @@ owner references to the CR), skips writes for objects that have not changed sinc
 our last successful apply (a no-op reconcile sends no writes), deletes objects of
 disabled components, and finds owned objects for pruning through the CR's
 inventory annotation (the kinds it has deployed, ApplySet-style).
+
+"Unchanged" needs care: the API server rewrites some of what we send (Secret
+``stringData`` becomes ``data``, quantities are normalised, ``1000m`` -> ``1``), so the
+live object need not contain our rendering verbatim. Known rewrites are undone before
+comparing (``as_stored``); for the rest, ``AppliedMemory`` (owned by the reconciler,
+kept across reconciles) remembers what the server made of our last apply.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 import json
@@ -19,7 +26,7 @@ from typing import Any
 
 from oper8d.cluster.base import Cluster, Method, Obj
 from oper8d.engine.config import INTERNAL_NAME_ANNOTATION, passthrough_annotations
-from oper8d.kinds import CLUSTER_SCOPED_KINDS
+from oper8d.kinds import CLUSTER_SCOPED_KINDS, group_of
 
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 OWNER_LABEL = "oper8d.io/owner-uid"
@@ -38,6 +45,44 @@ class DeployStats:
     deleted: list[str] = field(default_factory=list)
 
 
+class AppliedMemory:
+    """What the server stored for each object we applied: uid -> (our content hash, a
+    digest of the live object's values at the paths we set). Lets ``is_current`` accept
+    an object the server normalised, while any later change of those values (drift)
+    still triggers an apply. Created by the reconciler and shared by its reconciles."""
+
+    def __init__(self, max_entries: int = 50_000) -> None:
+        self._seen: dict[str, tuple[str, str]] = {}
+        self._lock = threading.Lock()
+        # objects deleted by others are never forgotten explicitly: bound the memory
+        self.max_entries = max_entries
+
+    def remember(self, wanted: Obj, live: Obj) -> None:
+        uid = (live.get("metadata") or {}).get("uid")
+        if not uid:
+            return
+        entry = (_hash_of(wanted) or "", projection_digest(live, wanted))
+        with self._lock:
+            self._seen.pop(uid, None)  # re-insert: the oldest entries go first
+            self._seen[uid] = entry
+            while len(self._seen) > self.max_entries:
+                del self._seen[next(iter(self._seen))]
+
+    def matches(self, wanted: Obj, live: Obj) -> bool:
+        uid = (live.get("metadata") or {}).get("uid")
+        with self._lock:
+            seen = self._seen.get(uid) if uid else None
+        return seen is not None and seen == (
+            _hash_of(wanted) or "",
+            projection_digest(live, wanted),
+        )
+
+    def forget(self, live: Obj) -> None:
+        uid = (live.get("metadata") or {}).get("uid")
+        with self._lock:
+            self._seen.pop(uid or "", None)
+
+
 class DeployManager:
     """Applies and deletes the objects of one CR. Thread-safe (components deploy concurrently)."""
 
@@ -48,11 +93,14 @@ class DeployManager:
         *,
         field_manager: str,
         record_inventory: Callable[[set[str]], None] | None = None,
+        memory: AppliedMemory | None = None,
     ):
         """``record_inventory`` persists the set of deployed kinds (the reconciler writes it to
         the CR) and is called *before* the first object of a new kind is created, so an
-        object can never exist that pruning would not find."""
+        object can never exist that pruning would not find. ``memory`` remembers what the
+        server stored for our applies (see the module docstring)."""
         self.cluster = cluster
+        self.memory = memory if memory is not None else AppliedMemory()
         self.record_inventory = record_inventory
         self.inventory: set[str] = set(inventory_of(cr))
         self.cr = cr
@@ -108,12 +156,13 @@ class DeployManager:
         api_version, kind, name, ns = identity(obj)
         live = self.cluster.get(api_version, kind, name, ns)
         label = _label(obj)
-        if live is not None and is_current(obj, live):
+        if live is not None and (is_current(obj, live) or self.memory.matches(obj, live)):
             with self._lock:
                 self.stats.unchanged.append(label)
             return live, False
         self._remember_kind(obj)
         live = self.cluster.apply(obj, field_manager=self.field_manager, method=method)
+        self.memory.remember(obj, live)
         with self._lock:
             self.stats.applied.append(label)
         return live, True
@@ -132,8 +181,13 @@ class DeployManager:
                 self.record_inventory(set(self.inventory))
 
     def delete(self, obj: Obj) -> bool:
+        """Delete ``obj`` (a live object); False when it was gone or is already being
+        deleted (finalizers of its own hold it): asking again would only add requests."""
+        if (obj.get("metadata") or {}).get("deletionTimestamp"):
+            return False
         api_version, kind, name, ns = identity(obj)
         gone = self.cluster.delete(api_version, kind, name, ns)
+        self.memory.forget(obj)
         if gone:
             with self._lock:
                 self.stats.deleted.append(_label(obj))
@@ -151,7 +205,9 @@ class DeployManager:
             api_version, _, kind = key.rpartition("/")
             ns = None if kind in CLUSTER_SCOPED_KINDS else self.cr_namespace
             found.extend(
-                self.cluster.list(api_version, kind, ns, label_selector=f"{OWNER_LABEL}={self.cr_uid}")
+                self.cluster.list(
+                    api_version, kind, ns, label_selector=f"{OWNER_LABEL}={self.cr_uid}"
+                )
             )
         return found
 
@@ -159,6 +215,13 @@ class DeployManager:
 def identity(obj: Obj) -> tuple[str, str, str, str | None]:
     meta = obj.get("metadata") or {}
     return obj["apiVersion"], obj["kind"], meta.get("name", ""), meta.get("namespace")
+
+
+def object_key(obj: Obj) -> tuple[str, str, str, str]:
+    """What identifies an object on the server: (API group, kind, namespace, name); the
+    version is not part of it (``apps/v1`` and ``apps/v1beta1`` name the same object)."""
+    api_version, kind, name, ns = identity(obj)
+    return group_of(api_version), kind, ns or "", name
 
 
 def kind_key(obj: Obj) -> str:
@@ -196,9 +259,51 @@ def is_current(wanted: Obj, live: Obj) -> bool:
     The hash says our intent has not changed since the last successful apply; the subset
     check says nobody changed what we own since (drift is corrected by the next apply).
     """
-    wanted_hash = wanted["metadata"]["annotations"].get(HASH_ANNOTATION)
-    live_hash = ((live.get("metadata") or {}).get("annotations") or {}).get(HASH_ANNOTATION)
-    return wanted_hash == live_hash and _contains(live, wanted)
+    wanted_hash = _hash_of(wanted)
+    return (
+        wanted_hash is not None
+        and wanted_hash == _hash_of(live)
+        and _contains(live, as_stored(wanted))
+    )
+
+
+def as_stored(obj: Obj) -> Obj:
+    """``obj`` with the API server's known rewrites done: a Secret's ``stringData`` folded
+    into ``data`` (base64), as the server stores it."""
+    if obj.get("kind") != "Secret" or obj.get("apiVersion") != "v1":
+        return obj
+    string_data = obj.get("stringData")
+    if not isinstance(string_data, dict):
+        return obj
+    stored = {k: v for k, v in obj.items() if k != "stringData"}
+    data = dict(obj.get("data") or {})
+    for key, value in string_data.items():
+        data[key] = base64.b64encode(str(value).encode()).decode()
+    stored["data"] = data
+    return stored
+
+
+def projection_digest(live: Obj, wanted: Obj) -> str:
+    """A digest of the live object's values at the paths ``wanted`` sets."""
+    data = json.dumps(_project(live, wanted), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(data.encode()).hexdigest()[:32]
+
+
+_ABSENT = "\x00absent"
+
+
+def _project(live: Any, wanted: Any) -> Any:
+    if isinstance(wanted, dict):
+        if not isinstance(live, dict):
+            return _ABSENT if live is None else live
+        return {k: _project(live[k], v) if k in live else _ABSENT for k, v in wanted.items()}
+    if isinstance(wanted, list) and isinstance(live, list) and len(live) == len(wanted):
+        return [_project(a, b) for a, b in zip(live, wanted, strict=True)]
+    return live
+
+
+def _hash_of(obj: Obj) -> str | None:
+    return ((obj.get("metadata") or {}).get("annotations") or {}).get(HASH_ANNOTATION)
 
 
 def _contains(live: Any, wanted: Any) -> bool:
@@ -216,5 +321,5 @@ def _contains(live: Any, wanted: Any) -> bool:
 
 
 def _label(obj: Obj) -> str:
-    api_version, kind, name, ns = identity(obj)
+    _api_version, kind, name, ns = identity(obj)
     return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"

@@ -32,9 +32,10 @@ from oper8d.engine.config import (
 from oper8d.engine.dag import Graph
 from oper8d.engine.deploy import (
     INVENTORY_ANNOTATION,
+    AppliedMemory,
     DeployManager,
     component_of,
-    internal_name_of,
+    object_key,
 )
 from oper8d.engine.patch import TemporaryPatchRef
 from oper8d.engine.rollout import Progress, Rollout, RolloutResult
@@ -93,6 +94,8 @@ class Reconciler:
             [c.name for c in controller.components],
             [(e.upstream, e.downstream) for e in controller.edges],
         )
+        # what the server stored for our applies, kept across reconciles (engine.deploy)
+        self._applied = AppliedMemory()
 
     # -- entry ---------------------------------------------------------------------------
     def reconcile(self, namespace: str | None, name: str) -> ReconcileResult:
@@ -118,14 +121,20 @@ class Reconciler:
             cr = self._validated(cr)
             config = self._config(cr)
         except ReconcileError as err:
-            written = self._write_status(cr, st.error_status(cr.get("status") or {}, err, **self._g(cr)))
+            failed = st.error_status(cr.get("status") or {}, err, **self._g(cr))
+            written = self._write_status(cr, failed)
             return ReconcileResult(
                 requeue_after=requeue.after_error,
                 error=err,
-                status=written,
+                status=failed,
                 status_written=written is not None,
             )
-        return self._rollout(cr, config)
+        try:
+            return self._rollout(cr, config)
+        except ClusterError as err:
+            # a status write, the CR's inventory or pruning failed: nothing more to do now
+            log.warning("reconcile of %s stopped: %s", meta.get("name"), err)
+            return ReconcileResult(requeue_after=requeue.after_error, error=err)
 
     # -- the rollout ---------------------------------------------------------------------
     def _rollout(self, cr: Obj, config: dict[str, Any]) -> ReconcileResult:
@@ -162,13 +171,23 @@ class Reconciler:
                 )
 
         deployer = DeployManager(
-            self.cluster, cr, field_manager=opts.field_manager, record_inventory=record_inventory
+            self.cluster,
+            cr,
+            field_manager=opts.field_manager,
+            record_inventory=record_inventory,
+            memory=self._applied,
         )
         try:
             patches = self._temporary_patches(cr)
         except ReconcileError as err:
-            written = self._write_status(session.cr, st.error_status(start, err, **self._g(cr)))
-            return ReconcileResult(self.controller.requeue.after_error, written, error=err)
+            failed = st.error_status(start, err, **self._g(cr))
+            written = self._write_status(session.cr, failed)
+            return ReconcileResult(
+                requeue_after=self.controller.requeue.after_error,
+                status=failed,
+                error=err,
+                status_written=wrote or written is not None,
+            )
         rollout = Rollout(
             session,
             deployer,
@@ -209,21 +228,25 @@ class Reconciler:
 
     def _prune(self, result: RolloutResult, deployer: DeployManager) -> None:
         """Delete owned objects not rendered this time, for components that were processed
-        (deployed or disabled) or that the bundle no longer has."""
+        (deployed or disabled), and objects of components and hooks the bundle no longer
+        has. Objects of a hook that still exists are its own (a hook may not run every
+        time). Objects are matched by identity, not internal name: an object whose name
+        changed (a Job named after the version) leaves the old one to prune."""
         processed = set(result.summary.deployed)
         known = {c.name for c in self.controller.components}
+        hooks = {f"hook-{h.name}" for h in self.controller.hooks}
         rendered = {
-            name
+            object_key(obj)
             for comp in result.components.values()
-            for name in comp.objects
-        } | set(result.hook_objects)
+            for obj, _method, _rules in comp.objects.values()
+        } | {object_key(obj) for obj in result.hook_objects.values()}
         for obj in deployer.owned():
             component = component_of(obj)
-            if component is None or component.startswith("hook-"):
+            if component is None or (component in known and component not in processed):
                 continue
-            if component in known and component not in processed:
+            if component not in known and component in hooks:
                 continue
-            if internal_name_of(obj) not in rendered:
+            if object_key(obj) not in rendered:
                 deployer.delete(obj)
 
     def _project(self, session: Session) -> dict[str, Any]:
@@ -331,7 +354,9 @@ class Reconciler:
             )
             patch_type = spec.get("patchType", "patchStrategicMerge")
             if not target_ok or patch_type not in policy.allowed_types:
-                log.warning("ignoring TemporaryPatch %s/%s: not for this CR or type", ns, patch_name)
+                log.warning(
+                    "ignoring TemporaryPatch %s/%s: not for this CR or type", ns, patch_name
+                )
                 continue
             refs.append(
                 TemporaryPatchRef(
@@ -346,7 +371,7 @@ class Reconciler:
 
     # -- writes to the CR ----------------------------------------------------------------
     def _g(self, cr: Obj) -> dict[str, Any]:
-        return {"generation": _gen(cr), "now": self.options.clock.now()}
+        return {"generation": _gen(cr), "now": self.options.clock.now(), "kind": self.kind.kind}
 
     def _write_status(self, cr: Obj, new_status: dict[str, Any]) -> dict[str, Any] | None:
         if not st.status_changed(cr.get("status") or {}, new_status):
@@ -365,11 +390,16 @@ class Reconciler:
             raise
         return {**live, "spec": cr.get("spec")}
 
-    def _update_cr(self, cr: Obj, change: Callable[[dict[str, Any]], None], attempts: int = 5) -> Obj:
+    def _update_cr(
+        self, cr: Obj, change: Callable[[dict[str, Any]], None], attempts: int = 5
+    ) -> Obj:
         """Read-modify-write of the CR's metadata with conflict retries."""
         for _ in range(attempts):
             live = self.cluster.get(
-                cr["apiVersion"], cr["kind"], cr["metadata"]["name"], cr["metadata"].get("namespace")
+                cr["apiVersion"],
+                cr["kind"],
+                cr["metadata"]["name"],
+                cr["metadata"].get("namespace"),
             )
             if live is None:
                 return cr

@@ -13,7 +13,7 @@ reconciler and by ``oper8d render`` (which runs it against an in-memory cluster)
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -115,46 +115,51 @@ class Rollout:
     def run(self) -> RolloutResult:
         deploy = self._run(self.graph, self._deploy_component)
         deploy_ok = deploy.ok()
-        first_error: ReconcileError | None = _first_error(deploy)
+        # every error of the rollout in the order it arose; the reported one is picked below
+        errors: list[BaseException] = self._in_graph_order(deploy.failed)
         hook_objects: dict[str, Obj] = {}
         try:
             hook_objects.update(
                 self._hooks("afterDeploy" if deploy_ok else "afterDeployUnsuccessful")
             )
         except ReconcileError as err:
-            first_error = first_error or err
+            errors.append(err)
             deploy_ok = False
 
         fatal = any(_is_fatal(e) for e in deploy.failed.values())
-        deployed = [c for c in deploy.completed]
+        deployed = list(deploy.completed)
         verified: list[str] = []
         verify_failed: dict[str, BaseException] = {}
         if not fatal:
             verify = self._run(self.graph.subgraph(deployed), self._verify_component)
             verified = list(verify.completed)
             verify_failed = dict(verify.failed)
-            first_error = first_error or _first_error(verify)
+            errors.extend(self._in_graph_order(verify.failed))
             verify_ok = verify.ok() and deploy_ok
             try:
                 hook_objects.update(
                     self._hooks("afterVerify" if verify_ok else "afterVerifyUnsuccessful")
                 )
             except ReconcileError as err:
-                first_error = first_error or err
+                errors.append(err)
 
         failed = {n for n, e in deploy.failed.items() if _is_fatal(e)}
         failed |= {n for n, e in verify_failed.items() if _is_fatal(e)}
         all_names = [c.name for c in self.controller.components]
-        unverified = [n for n in all_names if n not in verified and n not in failed]
+        unstarted = set(deploy.unstarted)
+        # disjoint sets (oper8's completion state): verified / unverified / failed / unstarted
+        unverified = [
+            n for n in all_names if n not in verified and n not in failed and n not in unstarted
+        ]
         summary = CompletionSummary(
             all_components=tuple(all_names),
             deployed=tuple(sorted(deployed)),
             verified=tuple(sorted(verified)),
             unverified=tuple(sorted(unverified)),
             failed=tuple(sorted(failed)),
-            unstarted=tuple(sorted(deploy.unstarted)),
+            unstarted=tuple(sorted(unstarted)),
             waiting=dict(sorted(self.waiting.items())),
-            first_error=first_error,
+            first_error=_reported_error(errors),
         )
         return RolloutResult(
             summary=summary,
@@ -162,6 +167,10 @@ class Rollout:
             deploy_complete=deploy_ok,
             hook_objects=hook_objects,
         )
+
+    def _in_graph_order(self, failed: Mapping[str, BaseException]) -> list[BaseException]:
+        """Errors of a run, in topological order (the runners finish nodes in any order)."""
+        return [failed[n] for n in self.graph.topological_order() if n in failed]
 
     # -- phase 1: deploy -----------------------------------------------------------------
     def _deploy_component(self, name: str) -> None:
@@ -171,7 +180,11 @@ class Rollout:
             self._check_edges(name)
             rendered = self.render_component(comp)
             for internal, (obj, method, rules) in list(rendered.objects.items()):
-                rendered.objects[internal] = (self.deployer.prepare(obj, internal, name), method, rules)
+                rendered.objects[internal] = (
+                    self.deployer.prepare(obj, internal, name),
+                    method,
+                    rules,
+                )
             self.deployer.remember_kinds(o for o, _m, _r in rendered.objects.values())
             written = 0
             for internal, (prepared, method, _rules) in rendered.objects.items():
@@ -303,7 +316,9 @@ class Rollout:
             if patch.type == "json6902":
                 obj = json_patch(obj, body)
             else:
-                obj = strategic_merge(obj, body, kind=obj.get("kind"))
+                obj = strategic_merge(
+                    obj, body, kind=obj.get("kind"), api_version=obj.get("apiVersion")
+                )
             check_identity_preserved(before, obj, source=str(patch.pos))
         if self.temporary_patches and self._patchable(obj):
             obj = apply_temporary_patches(obj, internal, self.temporary_patches)
@@ -340,7 +355,9 @@ class Rollout:
             assert rule.expr is not None
             if not holds(rule.expr, self.session.context(component=name)):
                 results.append(
-                    Readiness("waiting", "ReadyWhen", rule.message or f"{rule.expr.source} is false")
+                    Readiness(
+                        "waiting", "ReadyWhen", rule.message or f"{rule.expr.source} is false"
+                    )
                 )
         overall = combine(results) if results else Readiness("ready", "NoObjects", "")
         if overall.state == "failed":
@@ -366,7 +383,10 @@ class Rollout:
                 r = exists_readiness(live)
             elif rule.kind == "condition":
                 r = condition_readiness(
-                    live, rule.condition_type or "Ready", rule.condition_status, rule.condition_reason
+                    live,
+                    rule.condition_type or "Ready",
+                    rule.condition_status,
+                    rule.condition_reason,
                 )
             elif rule.kind == "subsystem":
                 ctx = self.session.context(obj=live)
@@ -399,7 +419,12 @@ class Rollout:
         for hook in self.controller.hooks:
             if hook.phase != phase:
                 continue
-            applied.update(self._run_hook(hook))
+            try:
+                applied.update(self._run_hook(hook))
+            except ReconcileError:
+                raise
+            except Exception as err:  # a bug or an unexpected client error: fail the rollout
+                raise RolloutError(f"hook '{hook.name}': {err!r}", pos=hook.pos) from err
         return applied
 
     def _run_hook(self, hook: HookSpec) -> dict[str, Obj]:
@@ -437,7 +462,9 @@ def _check_object(obj: Any, res: ResourceSpec, instance: str) -> None:
             pos=res.pos,
         )
     missing = [k for k in ("apiVersion", "kind") if not obj.get(k)]
-    name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
+    name = (
+        (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
+    )
     if not name:
         missing.append("metadata.name")
     if missing:
@@ -451,12 +478,12 @@ def _is_fatal(err: BaseException) -> bool:
     return not isinstance(err, ExpectedError)
 
 
-def _first_error(result: RunResult) -> ReconcileError | None:
-    for err in result.failed.values():
-        if isinstance(err, ReconcileError) and err.fatal:
-            return err
-    for err in result.failed.values():
-        if isinstance(err, ReconcileError):
-            return err
-        return RolloutError(repr(err))
-    return None
+def _reported_error(errors: list[BaseException]) -> ReconcileError | None:
+    """The error the status reports: the first fatal one, else the first expected one. A
+    failed component outranks a component that merely waits (e.g. for the failed one)."""
+    converted = [
+        e if isinstance(e, ReconcileError) else RolloutError(f"{type(e).__name__}: {e}")
+        for e in errors
+    ]
+    fatal = [e for e in converted if e.fatal]
+    return (fatal or converted or [None])[0]

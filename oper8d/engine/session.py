@@ -5,6 +5,7 @@ was rendered so far. Created by the reconciler, read by the rollout and template
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import string
 import threading
@@ -76,12 +77,10 @@ class SecretRandoms:
                 self._values = {
                     k: base64.b64decode(v).decode() for k, v in (live.get("data") or {}).items()
                 }
-            slot = f"{key}.{length}"
+            slot = _slot(key, length)
             if slot not in self._values:
                 self._values[slot] = "".join(secrets.choice(_ALPHABET) for _ in range(length))
-                data = {
-                    k: base64.b64encode(v.encode()).decode() for k, v in self._values.items()
-                }
+                data = {k: base64.b64encode(v.encode()).decode() for k, v in self._values.items()}
                 self.cluster.apply(
                     {
                         "apiVersion": "v1",
@@ -167,6 +166,18 @@ class Session:
         self, api_version: str, kind: str, name: str, namespace: str | None = None
     ) -> Obj | None:
         return self.cluster.get(api_version, kind, name, namespace or self.namespace)
+
+
+#: what a Secret's data key may hold (the API server refuses anything else)
+_SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]{1,200}")
+
+
+def _slot(key: str, length: int) -> str:
+    """The Secret data key of ``random_string(key, length)``: readable when ``key`` is a
+    valid data key, else a digest of it."""
+    if not _SECRET_KEY.fullmatch(key):
+        key = "k-" + hashlib.sha256(key.encode()).hexdigest()[:32]
+    return f"{key}.{length}"
 
 
 def _require(condition: Any, message: str = "precondition not met") -> str:

@@ -35,6 +35,15 @@ out" remain distinguishable.
 
 A CR without a version (nothing at the controller's ``versionPath``) is recorded as
 the empty version ``""``, so ``versions.reconciled`` still marks the first success.
+
+kstatus (kubectl wait, Argo CD, Flux, cli-utils) ignores ``Ready`` on custom resources and
+reads the abnormal-true conditions instead, so every status step also derives them from
+Ready (same lastTransitionTime and observedGeneration rules):
+
+* ``Stalled``: True when Ready is ``ConfigError`` or ``Errored`` (waiting will not help);
+* ``Reconciling``: True while the rollout is in progress: Ready neither Stable nor
+  stalled (Initializing, InProgress; Updating says why, ClusterError included: it is
+  retried). False once Stable or stalled.
 """
 
 from __future__ import annotations
@@ -59,6 +68,8 @@ from oper8d.errors import (
 __all__ = [
     "INITIAL_ROLLOUT_STARTED",
     "READY",
+    "RECONCILING",
+    "STALLED",
     "UPDATING",
     "CompletionSummary",
     "Condition",
@@ -70,6 +81,7 @@ __all__ = [
     "get_condition",
     "is_stable",
     "kind_status_key",
+    "kstatus_conditions",
     "ready_condition",
     "reserved_status_keys",
     "set_condition",
@@ -81,6 +93,9 @@ __all__ = [
 
 READY = "Ready"
 UPDATING = "Updating"
+#: kstatus's abnormal-true conditions, derived from Ready/Updating
+RECONCILING = "Reconciling"
+STALLED = "Stalled"
 
 #: longest condition message we write; metav1.Condition allows 32768, kept well below
 _MAX_MESSAGE = 4096
@@ -260,9 +275,23 @@ def start_status(
 ) -> dict[str, Any]:
     """The status at the start of a reconcile: Ready Initializing before the first
     successful rollout; Ready InProgress + Updating VersionChange when the version
-    differs from the reconciled one; otherwise the status unchanged."""
+    differs from the reconciled one; otherwise the status unchanged.
+
+    The start is announced once per generation: when Ready already reports on this
+    generation and is not Stable, a rollout of it is under way (waiting, or retried after
+    an error) and re-announcing would flip the conditions back and forth on every
+    reconcile (two status writes each time, and Stalled's lastTransitionTime moving
+    with every retry)."""
     current = dict(status or {})
     reconciled = _reconciled_version(current)
+    ready = get_condition(current, READY)
+    if (
+        generation is not None
+        and ready is not None
+        and ready.get("observedGeneration") == generation
+        and ready.get("reason") != ReadyReason.STABLE
+    ):
+        return copy.deepcopy(current)
     if reconciled is None:
         conditions = (ready_condition(ReadyReason.INITIALIZING, INITIAL_ROLLOUT_STARTED),)
     elif reconciled != _version_text(version):
@@ -274,6 +303,7 @@ def start_status(
     else:
         return copy.deepcopy(current)
     new = with_conditions(current, *conditions, now=now, observed_generation=generation)
+    new = _with_kstatus_conditions(new, now=now, observed_generation=generation)
     return _with_kind_status(new, kind)
 
 
@@ -296,6 +326,7 @@ def completion_status(
     initializing = _reconciled_version(current) is None
     ready, updating = _outcome_conditions(completion, initializing=initializing)
     new = with_conditions(current, ready, updating, now=now, observed_generation=generation)
+    new = _with_kstatus_conditions(new, now=now, observed_generation=generation)
     new["componentStatus"] = _component_status(completion)
     if completion.succeeded:
         versions = dict(new.get("versions") or {})
@@ -328,6 +359,7 @@ def error_status(
     initializing = _reconciled_version(current) is None
     conditions = _error_conditions(error, initializing=initializing)
     new = with_conditions(current, *conditions, now=now, observed_generation=generation)
+    new = _with_kstatus_conditions(new, now=now, observed_generation=generation)
     if generation is not None:
         new["observedGeneration"] = generation
     return _with_kind_status(new, kind)
@@ -470,6 +502,36 @@ def _component_status(completion: CompletionSummary) -> dict[str, Any]:
         "deployed": f"{len(completion.deployed)}/{total}",
         "verified": f"{len(completion.verified)}/{total}",
     }
+
+
+def kstatus_conditions(status: Mapping[str, Any]) -> tuple[Condition, Condition] | None:
+    """``Reconciling`` and ``Stalled`` as they follow from the status's Ready and Updating
+    conditions (see the module docstring), or None without a Ready condition."""
+    ready = get_condition(status, READY)
+    if ready is None:
+        return None
+    updating = get_condition(status, UPDATING) or {}
+    ready_reason = str(ready.get("reason") or "")
+    stalled = ready_reason in (ReadyReason.CONFIG_ERROR, ReadyReason.ERRORED)
+    in_progress = not stalled and ready_reason != ReadyReason.STABLE
+    if in_progress and updating.get("reason") not in (None, UpdatingReason.STABLE):
+        # Updating says what the rollout is doing or waiting for
+        why, message = str(updating["reason"]), str(updating.get("message") or "")
+    else:
+        why, message = ready_reason, str(ready.get("message") or "")
+    return (
+        Condition(RECONCILING, in_progress, why, message if in_progress else ""),
+        Condition(STALLED, stalled, ready_reason, message if stalled else ""),
+    )
+
+
+def _with_kstatus_conditions(
+    status: dict[str, Any], *, now: datetime, observed_generation: int | None
+) -> dict[str, Any]:
+    derived = kstatus_conditions(status)
+    if derived is None:
+        return status
+    return with_conditions(status, *derived, now=now, observed_generation=observed_generation)
 
 
 def _kind_status_value(status: Mapping[str, Any]) -> KindStatus:

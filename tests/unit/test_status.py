@@ -198,6 +198,29 @@ def test_a_version_change_is_announced_on_both_conditions():
     assert ready(status)["lastTransitionTime"] == "2026-01-01T00:05:00Z"
 
 
+def test_a_version_change_still_rolling_out_at_the_same_generation_is_not_announced_again():
+    started = start_status(STABLE_1_0, version="1.1", generation=2, now=T1)
+    waiting = complete(
+        started,
+        CompletionSummary(all_components=ALL, deployed=ALL, unverified=ALL),
+        version="1.1",
+        generation=2,
+        now=T1,
+    )
+    assert start_status(waiting, version="1.1", generation=2, now=T2) == waiting
+    # a new generation is a new rollout: announced
+    again = start_status(waiting, version="1.2", generation=3, now=T2)
+    assert updating(again)["message"] == "Version Change Started: [1.0] -> [1.2]"
+
+
+def test_a_failed_first_rollout_retried_at_the_same_generation_stays_as_it_was():
+    started = start_status({}, version="1.0", generation=1, now=T0)
+    failed = complete(started, failed_with(ConfigError("bad")), generation=1, now=T0)
+    assert start_status(failed, version="1.0", generation=1, now=T1) == failed
+    fixed = start_status(failed, version="1.0", generation=2, now=T1)
+    assert brief(ready(fixed)) == "False Initializing"
+
+
 def test_a_reconcile_at_the_reconciled_version_starts_with_the_status_unchanged():
     assert start_status(STABLE_1_0, version="1.0", generation=2, now=T1) == STABLE_1_0
 
@@ -393,7 +416,113 @@ def test_projected_fields_are_merged_but_never_replace_what_oper8d_writes():
     assert status["observedGeneration"] == 2
     assert status["webAppStatus"] == "Completed"
     assert status["componentStatus"]["verified"] == "3/3"
-    assert [c["type"] for c in status["conditions"]] == ["Ready", "Updating"]
+    assert [c["type"] for c in status["conditions"]] == [
+        "Ready",
+        "Updating",
+        "Reconciling",
+        "Stalled",
+    ]
+
+
+# -- kstatus: Reconciling and Stalled -------------------------------------------------------------
+
+
+def reconciling(status: dict[str, Any]) -> dict[str, Any]:
+    cond = get_condition(status, "Reconciling")
+    assert cond is not None
+    return cond
+
+
+def stalled(status: dict[str, Any]) -> dict[str, Any]:
+    cond = get_condition(status, "Stalled")
+    assert cond is not None
+    return cond
+
+
+def test_a_stable_cr_is_neither_reconciling_nor_stalled():
+    assert brief(reconciling(STABLE_1_0)) == "False Stable"
+    assert brief(stalled(STABLE_1_0)) == "False Stable"
+
+
+def test_a_first_reconcile_is_reconciling_from_the_start():
+    status = start_status({}, version="1.0", generation=1, now=T0)
+    assert brief(reconciling(status)) == "True Initializing"
+    assert reconciling(status)["message"] == "Initial Rollout Started"
+    assert brief(stalled(status)) == "False Initializing"
+
+
+def test_a_version_change_is_reconciling_with_the_version_change_message():
+    status = start_status(STABLE_1_0, version="1.1", generation=2, now=T1)
+    assert brief(reconciling(status)) == "True VersionChange"
+    assert reconciling(status)["message"] == "Version Change Started: [1.0] -> [1.1]"
+    assert reconciling(status)["lastTransitionTime"] == "2026-01-01T00:05:00Z"
+    assert reconciling(status)["observedGeneration"] == 2
+
+
+@pytest.mark.parametrize(
+    ("error", "reconciling_row", "stalled_row"),
+    [
+        (PreconditionError("db"), "True PreconditionWait", "False InProgress"),
+        (VerificationError("db"), "True VerifyWait", "False InProgress"),
+        (ClusterError("forbidden", status=403), "True ClusterError", "False InProgress"),
+        (ConfigError("bad", field="spec.x"), "False ConfigError", "True ConfigError"),
+        (RolloutError("hook crashed"), "False Errored", "True Errored"),
+        (KeyError("image"), "False Errored", "True Errored"),
+    ],
+)  # fmt: skip
+def test_each_error_maps_to_reconciling_or_stalled(error, reconciling_row, stalled_row):
+    status = complete(STABLE_1_0, failed_with(error), version="1.1", now=T1)
+    assert brief(reconciling(status)) == reconciling_row
+    assert brief(stalled(status)) == stalled_row
+
+
+def test_a_stalled_condition_carries_the_errors_message():
+    status = complete({}, failed_with(ConfigError("must be >= 1", field="spec.replicas")))
+    assert stalled(status)["message"] == "spec.replicas: must be >= 1"
+
+
+def test_an_invalid_cr_outside_a_rollout_is_stalled():
+    status = error_status(
+        complete({}), ConfigError("bad", field="spec.x"), generation=2, now=T1, kind="WebApp"
+    )
+    assert brief(stalled(status)) == "True ConfigError"
+    assert brief(reconciling(status)) == "False ConfigError"
+    assert stalled(status)["observedGeneration"] == 2
+
+
+def test_reconciling_keeps_its_transition_time_while_it_stays_true():
+    started = start_status({}, version="1.0", generation=1, now=T0)
+    waiting = complete(started, failed_with(PreconditionError("db")), now=T1)
+    assert brief(reconciling(waiting)) == "True PreconditionWait"
+    assert reconciling(waiting)["lastTransitionTime"] == "2026-01-01T00:00:00Z"
+    done = complete(waiting, now=T2)
+    assert brief(reconciling(done)) == "False Stable"
+    assert reconciling(done)["lastTransitionTime"] == "2026-01-01T00:10:00Z"
+
+
+OUTCOMES = st.sampled_from(
+    [
+        DONE,
+        CompletionSummary(all_components=ALL, deployed=ALL, unverified=ALL),
+        failed_with(PreconditionError("p")),
+        failed_with(VerificationError("v")),
+        failed_with(ClusterError("c")),
+        failed_with(ConfigError("x")),
+        failed_with(RolloutError("r")),
+    ]
+)
+
+
+@given(st.lists(OUTCOMES, min_size=1, max_size=6))
+def test_kstatus_conditions_always_agree_with_ready(outcomes):
+    status: dict[str, Any] = start_status({}, version="1.0", generation=1, now=T0)
+    for minute, outcome in enumerate(outcomes, 1):
+        status = complete(status, outcome, now=T0 + timedelta(minutes=minute))
+        is_ready = ready(status)["status"] == "True"
+        is_stalled = stalled(status)["status"] == "True"
+        is_reconciling = reconciling(status)["status"] == "True"
+        assert is_ready + is_stalled + is_reconciling == 1  # exactly one of the three
+        assert is_stalled == (ready(status)["reason"] in ("ConfigError", "Errored"))
 
 
 def test_completion_leaves_its_input_untouched():

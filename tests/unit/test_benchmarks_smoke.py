@@ -1,0 +1,174 @@
+"""The benchmarks run, with tiny iteration counts, so they never rot.
+
+Nothing here looks at a timing: the tests check that every benchmark produces results,
+that the generated bundles are what the benchmarks claim to measure, and the behaviour
+the benchmarks report on (a steady reconcile writes nothing, the CLI never imports
+``kubernetes``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from benchmarks import bench_reconcile, bench_render, run
+from benchmarks.bench_import import parse_importtime
+from benchmarks.gen import OBJECTS_PER_COMPONENT, write_bundle
+from benchmarks.timing import Samples, sample, sample_per_op
+from oper8d.bundle import load_bundle
+from oper8d.offline import controller_for
+
+
+def test_generated_bundle_renders_three_objects_per_component_half_from_text_templates(
+    tmp_path: Path,
+) -> None:
+    generated = write_bundle(tmp_path, components=4, shape="independent")
+    bundle = load_bundle(generated.path)
+
+    rendered, _text = bench_render.offline_render(bundle, generated.cr)
+
+    assert rendered.ready
+    assert len(rendered.applied) == 4 * OBJECTS_PER_COMPONENT == generated.objects
+    kinds = sorted(obj["kind"] for obj in rendered.applied.values())
+    assert kinds == ["ConfigMap"] * 4 + ["Deployment"] * 4 + ["Service"] * 4
+    from_text = [name for name in rendered.applied if ".manifests-" in name]
+    assert len(from_text) == 2 * OBJECTS_PER_COMPONENT
+
+
+def test_generated_chain_makes_each_component_depend_on_the_previous(tmp_path: Path) -> None:
+    generated = write_bundle(tmp_path, components=4, shape="chain")
+    controller = controller_for(load_bundle(generated.path), generated.cr)
+
+    edges = {(e.upstream, e.downstream) for e in controller.edges}
+
+    assert edges == {("c000", "c001"), ("c001", "c002"), ("c002", "c003")}
+
+
+def test_generated_independent_components_have_no_edges(tmp_path: Path) -> None:
+    generated = write_bundle(tmp_path, components=3, shape="independent")
+
+    controller = controller_for(load_bundle(generated.path), generated.cr)
+
+    assert controller.edges == ()
+
+
+def test_a_bundle_without_components_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="at least 1 component"):
+        write_bundle(tmp_path, components=0)
+
+
+def test_render_benchmarks_report_every_measurement() -> None:
+    rows = bench_render.bench_example(repeat=1)
+    rows += bench_render.bench_generated(components=2, repeat=1)
+    rows += bench_render.bench_templates(number=2, repeat=1)
+
+    names = [row.name for row in rows]
+    assert names[0] == "example `notes`: full offline render"
+    assert rows[0].extra["objects"] == "6"
+    assert any("load + validate + compile" in n for n in names)
+    assert any(n.startswith("TreeTemplate.render") for n in names)
+    assert any(n.startswith("TextTemplate.render") for n in names)
+    assert all(len(row.samples) >= 1 and row.samples.median > 0 for row in rows)
+
+
+def test_steady_reconciles_of_generated_bundles_send_no_writes() -> None:
+    rows = bench_reconcile.bench_reconcile(
+        scenarios=(("chain", 3, 1024.0), ("independent", 2, None)),
+        repeat_first=1,
+        repeat_steady=1,
+    )
+
+    by_name = {row.name: row for row in rows}
+    assert len(rows) == 2 * 2 * 2  # scenarios x runners x (first, steady)
+    for runner in ("concurrent, 4 workers", "serial"):
+        first = by_name[f"chain of 3, {runner}: first reconcile"]
+        steady = by_name[f"chain of 3, {runner}: steady no-op reconcile"]
+        assert int(first.extra["writes"]) >= 3 * OBJECTS_PER_COMPONENT
+        assert steady.extra["writes"] == "0"
+        assert steady.extra["oper8 (ms)"] == "1,024"
+    assert by_name["independent of 2, serial: steady no-op reconcile"].extra["writes"] == "0"
+    assert "oper8 (ms)" not in by_name["independent of 2, serial: first reconcile"].extra
+
+
+def test_steady_reconcile_of_the_stateful_example_sends_no_writes() -> None:
+    rows = bench_reconcile.bench_example(
+        bench_render.EXAMPLE_BUNDLE, bench_render.EXAMPLE_CR, repeat_first=1, repeat_steady=1
+    )
+
+    steady = next(row for row in rows if "steady" in row.name)
+    assert steady.extra["writes"] == "0"
+    assert int(steady.extra["gets"]) > 0
+
+
+def test_quick_run_prints_every_section_and_no_kubernetes_import(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run.main(["--quick", "--profile"]) == 0
+
+    out = capsys.readouterr().out
+    for heading in (
+        "## Machine",
+        "## 1. Render throughput",
+        "### Template render cost per object",
+        "## 2. In-memory reconcile",
+        "## 3. Start-up",
+        "## Hot spots (cProfile)",
+    ):
+        assert heading in out
+    assert "- after import oper8d.cli.main: no" in out
+    assert "- after oper8d validate: no" in out
+    assert "- after oper8d render: no" in out
+    assert "oper8d validate examples/operators/stateful" in out
+
+
+def test_an_unknown_section_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        run.main(["--only", "render,nonsense"])
+
+    assert "unknown section(s) nonsense" in capsys.readouterr().err
+
+
+def test_importtime_output_names_who_imported_each_module() -> None:
+    stderr = "\n".join(
+        [
+            "import time: self [us] | cumulative | imported package",
+            "import time:       100 |        100 |       yaml.reader",
+            "import time:       300 |        400 |     yaml",
+            "import time:        50 |         50 |     json",
+            "import time:       200 |        650 |   oper8d.template",
+            "import time:        10 |        660 | oper8d",
+        ]
+    )
+
+    entries = {e.module: e for e in parse_importtime(stderr)}
+
+    assert entries["yaml.reader"].parent == "yaml"
+    assert entries["yaml"].parent == "oper8d.template"
+    assert entries["json"].parent == "oper8d.template"
+    assert entries["oper8d.template"].parent == "oper8d"
+    assert entries["oper8d"].parent is None
+    assert entries["yaml"].cumulative_us == 400
+
+
+@given(st.lists(st.floats(min_value=0, max_value=1e3), min_size=1, max_size=50))
+def test_p90_is_a_sample_at_or_above_the_median(seconds: list[float]) -> None:
+    samples = Samples(tuple(seconds))
+
+    assert samples.p90 in seconds
+    assert samples.p90 >= samples.median
+    assert sum(s <= samples.p90 for s in seconds) >= 0.9 * len(seconds)
+
+
+def test_sampling_calls_the_operation_once_per_repetition_after_setup() -> None:
+    calls: list[str] = []
+
+    samples = sample(lambda: calls.append("op"), setup=lambda: calls.append("setup"), repeat=3)
+    per_op = sample_per_op(lambda: calls.append("loop"), number=4, repeat=2, warmup=0)
+
+    assert calls[:6] == ["setup", "op"] * 3
+    assert calls[6:] == ["loop"] * 8
+    assert len(samples) == 3 and len(samples.cpu_seconds) == 3
+    assert len(per_op) == 2

@@ -1,0 +1,68 @@
+"""When the API server refuses: an invalid object fails only its component, a failing
+status write ends the reconcile with a requeue instead of an exception
+(engine.reconcile against the in-memory cluster)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bundles import Harness, build, condition
+
+from oper8d.cluster.base import Obj
+from oper8d.cluster.memory import MemoryCluster
+from oper8d.errors import ClusterError
+
+BUNDLE = """
+components:
+  - name: good
+    resources:
+      - name: cm
+        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: "{{ scoped_name('good') }}"}}
+  - name: bad
+    resources:
+      - name: cm
+        object:
+          apiVersion: v1
+          kind: ConfigMap
+          metadata:
+            name: "{{ scoped_name('bad') }}"
+            labels: {tier: "{{ spec.tier }}"}
+  - name: after
+    dependsOn: [bad]
+    resources:
+      - name: cm
+        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: "{{ scoped_name('after') }}"}}
+"""
+
+
+def test_an_object_the_server_refuses_fails_its_component_with_a_cluster_error(
+    tmp_path: Path,
+) -> None:
+    h = Harness(build(tmp_path, BUNDLE))
+    h.create({"tier": "not a valid label value!"})
+    result = h.reconcile()
+    cr = h.cr()
+    updating = condition(cr, "Updating")
+    assert (updating["status"], updating["reason"]) == ("False", "ClusterError")
+    assert "demo-bad" in updating["message"]
+    status = cr["status"]["componentStatus"]
+    assert status["failedComponents"] == ["bad"]
+    assert status["unstartedComponents"] == ["after"]
+    assert h.names("ConfigMap") == ["demo-good"]
+    assert result.requeue_after == 60.0
+
+
+class StatusRefusingCluster(MemoryCluster):
+    def update_status(self, obj: Obj) -> Obj:
+        raise ClusterError("etcdserver: request timed out", status=500)
+
+
+def test_a_failing_status_write_ends_the_reconcile_with_a_requeue(tmp_path: Path) -> None:
+    h = Harness(build(tmp_path, BUNDLE))
+    h.cluster = StatusRefusingCluster(clock=h.clock.now, simulator=h.simulator)
+    h.cluster.register_kind("demo.oper8d.io/v1alpha1", "Demo", namespaced=True)
+    h.reconciler = h.new_reconciler()
+    h.create({"tier": "web"})
+    result = h.reconcile()
+    assert isinstance(result.error, ClusterError)
+    assert result.requeue_after == 60.0

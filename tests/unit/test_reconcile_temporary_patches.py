@@ -1,0 +1,197 @@
+"""oper8's temporary patches end to end: a TemporaryPatch object named in the CR's
+``oper8.org/temporary-patches`` annotation changes the object it routes to, until it is
+removed (engine.reconcile + engine.patch against the in-memory cluster)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bundles import API_VERSION, KIND, Harness, build, condition
+
+from oper8d.cluster.base import Obj
+
+BUNDLE = """
+components:
+  - name: app
+    resources:
+      - name: deployment
+        object:
+          apiVersion: apps/v1
+          kind: Deployment
+          metadata: {name: "{{ scoped_name('app') }}"}
+          spec:
+            replicas: 2
+            selector: {matchLabels: {app: web}}
+            template:
+              metadata: {labels: {app: web}}
+              spec:
+                containers:
+                  - {name: app, image: "nginx:1", env: [{name: MODE, value: normal}]}
+  - name: config
+    resources:
+      - name: cm
+        object:
+          apiVersion: v1
+          kind: ConfigMap
+          metadata: {name: "{{ scoped_name('config') }}"}
+          data: {a: "1"}
+temporaryPatches:
+  allowedKinds: [Deployment]
+"""
+
+
+@pytest.fixture
+def h(tmp_path: Path) -> Harness:
+    h = Harness(build(tmp_path, BUNDLE))
+    h.create({})
+    h.settle()
+    return h
+
+
+def temporary_patch(
+    h: Harness,
+    name: str,
+    patch: Any,
+    *,
+    target: str = "demo",
+    patch_type: str = "patchStrategicMerge",
+) -> Obj:
+    return h.cluster.create(
+        {
+            "apiVersion": "oper8.org/v1",
+            "kind": "TemporaryPatch",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "apiVersion": API_VERSION,
+                "kind": KIND,
+                "name": target,
+                "patchType": patch_type,
+                "patch": patch,
+            },
+        }
+    )
+
+
+def announce(h: Harness, *names: str, cr: str = "demo") -> None:
+    """What the TemporaryPatch controller does: list the patches on the target CR."""
+    value = {
+        n: {
+            "timestamp": f"2026-01-01T00:00:0{i}Z",
+            "api_version": "oper8.org/v1",
+            "kind": "TemporaryPatch",
+        }
+        for i, n in enumerate(names)
+    }
+
+    def change(obj: Obj) -> None:
+        obj["metadata"].setdefault("annotations", {})["oper8.org/temporary-patches"] = json.dumps(
+            value
+        )
+
+    h.edit_cr(change, cr)
+
+
+def container(h: Harness) -> dict[str, Any]:
+    live = h.get("Deployment", "demo-app", "apps/v1")
+    assert live is not None
+    return live["spec"]["template"]["spec"]["containers"][0]
+
+
+DEBUG = {"app": {"deployment": {"spec": {"template": {"spec": {"containers": [
+    {"name": "app", "env": [{"name": "MODE", "value": "debug"}]},
+]}}}}}}  # fmt: skip
+
+
+def test_a_strategic_merge_temporary_patch_lands_on_the_routed_object(h: Harness) -> None:
+    temporary_patch(h, "debug", DEBUG)
+    announce(h, "debug")
+    h.reconcile()
+    assert container(h)["env"] == [{"name": "MODE", "value": "debug"}]
+    assert container(h)["image"] == "nginx:1"  # the rest of the container is kept
+    assert h.get("ConfigMap", "demo-config")["data"] == {"a": "1"}  # type: ignore[index]
+    assert condition(h.cr(), "Ready")["reason"] == "Stable"
+
+
+def test_a_removed_temporary_patch_is_undone_on_the_next_reconcile(h: Harness) -> None:
+    temporary_patch(h, "debug", DEBUG)
+    announce(h, "debug")
+    h.reconcile()
+    h.cluster.delete("oper8.org/v1", "TemporaryPatch", "debug", "default")
+    announce(h)
+    h.reconcile()
+    assert container(h)["env"] == [{"name": "MODE", "value": "normal"}]
+
+
+def test_a_json6902_temporary_patch_lands_on_the_routed_object(h: Harness) -> None:
+    ops = {"app": {"deployment": [{"op": "replace", "path": "/spec/replicas", "value": 5}]}}
+    temporary_patch(h, "scale", ops, patch_type="patchJson6902")
+    announce(h, "scale")
+    h.reconcile()
+    live = h.get("Deployment", "demo-app", "apps/v1")
+    assert live is not None and live["spec"]["replicas"] == 5
+
+
+def test_temporary_patches_apply_oldest_first(h: Harness) -> None:
+    first = {"app": {"deployment": {"spec": {"replicas": 3}}}}
+    second = {"app": {"deployment": {"spec": {"replicas": 4}}}}
+    temporary_patch(h, "z-first", first)
+    temporary_patch(h, "a-second", second)
+    announce(h, "z-first", "a-second")  # timestamps follow this order
+    h.reconcile()
+    live = h.get("Deployment", "demo-app", "apps/v1")
+    assert live is not None and live["spec"]["replicas"] == 4
+
+
+def test_a_temporary_patch_renaming_the_object_is_rejected_with_a_clear_error(
+    h: Harness,
+) -> None:
+    rename = {"app": {"deployment": {"metadata": {"name": "hijacked"}}}}
+    temporary_patch(h, "rename", rename)
+    announce(h, "rename")
+    h.reconcile()
+    ready = condition(h.cr(), "Ready")
+    assert ready["status"] == "False"
+    assert "TemporaryPatch default/rename" in ready["message"]
+    assert "metadata.name" in ready["message"]
+    assert h.get("Deployment", "hijacked", "apps/v1") is None
+    assert h.get("Deployment", "demo-app", "apps/v1") is not None
+
+
+def test_a_temporary_patch_for_another_cr_is_ignored(h: Harness) -> None:
+    temporary_patch(h, "other", DEBUG, target="someone-else")
+    announce(h, "other")
+    h.reconcile()
+    assert container(h)["env"] == [{"name": "MODE", "value": "normal"}]
+    assert condition(h.cr(), "Ready")["reason"] == "Stable"
+
+
+def test_a_temporary_patch_of_a_kind_not_allowed_is_not_applied(h: Harness) -> None:
+    temporary_patch(h, "cm", {"config": {"cm": {"data": {"a": "2"}}}})
+    announce(h, "cm")
+    h.reconcile()
+    assert h.get("ConfigMap", "demo-config")["data"] == {"a": "1"}  # type: ignore[index]
+
+
+def test_an_announced_patch_that_does_not_exist_is_skipped(h: Harness) -> None:
+    announce(h, "gone")
+    h.reconcile()
+    assert condition(h.cr(), "Ready")["reason"] == "Stable"
+    assert container(h)["env"] == [{"name": "MODE", "value": "normal"}]
+
+
+def test_an_unparseable_annotation_is_a_config_error(h: Harness) -> None:
+    h.edit_cr(
+        lambda cr: (
+            cr["metadata"]["annotations"].update({"oper8.org/temporary-patches": "{nope"})
+            if cr["metadata"].get("annotations")
+            else cr["metadata"].update(annotations={"oper8.org/temporary-patches": "{nope"})
+        )
+    )
+    result = h.reconcile()
+    ready = condition(h.cr(), "Ready")
+    assert ready["reason"] == "ConfigError"
+    assert "oper8.org/temporary-patches" in ready["message"]
+    assert result.status_written
