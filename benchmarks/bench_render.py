@@ -1,0 +1,184 @@
+"""Render benchmarks: full offline renders and the raw per-object template cost.
+
+Used by ``benchmarks.run`` and the smoke test. Three measurements:
+
+* :func:`bench_example` - ``oper8d render`` of a bundle and CR after loading: the real
+  reconciler against the in-memory cluster (readiness simulated) until the CR is stable,
+  the would-delete preview and the YAML output, exactly what the CLI does per call.
+* :func:`bench_generated` - a generated N-component bundle: load + validate + compile
+  once, cold, then the same full offline render repeated.
+* :func:`bench_templates` - one compiled template rendered in a loop: ``TreeTemplate``
+  (inline objects, no YAML parse) and ``TextTemplate`` (Jinja text, then a libyaml parse
+  unless the rendered text is cached), per object, to compare with
+  ``performance-notes.md``; ruamel's safe loader on the same text for reference.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+from ruamel.yaml import YAML
+
+from benchmarks.gen import write_bundle
+from benchmarks.timing import Row, Samples, sample, sample_per_op
+from oper8d import yamlio
+from oper8d.bundle import Bundle, ControllerSpec, load_bundle
+from oper8d.bundle.validate import apply_defaults
+from oper8d.cluster.memory import MemoryCluster
+from oper8d.engine.clock import FakeClock
+from oper8d.engine.session import SeededRandoms, Session
+from oper8d.offline import OfflineRun, controller_for, reconcile_offline, would_delete
+from oper8d.template.documents import DocumentCache
+
+EXAMPLE_BUNDLE = Path(__file__).resolve().parent.parent / "examples" / "operators" / "stateful"
+EXAMPLE_CR = EXAMPLE_BUNDLE / "samples" / "notes.yaml"
+
+
+def offline_render(bundle: Bundle, cr: dict[str, Any]) -> tuple[OfflineRun, str]:
+    """What ``oper8d render`` does once the bundle and CR are loaded: returns the run and
+    the YAML text it would print."""
+    run = reconcile_offline(bundle, cr)
+    deletions = would_delete(bundle, run)
+    text = yamlio.dump_all(obj for obj in run.applied.values())
+    text += "".join(f"# would delete: {obj['metadata']['name']}\n" for _c, obj in deletions)
+    return run, text
+
+
+def _render_rows(label: str, bundle: Bundle, cr: dict[str, Any], repeat: int) -> list[Row]:
+    run, _text = offline_render(bundle, cr)  # also warms lazy imports and template caches
+    if not run.ready:
+        raise RuntimeError(f"{label}: the offline render did not reach Ready: {run.last.error}")
+    samples = sample(lambda: offline_render(bundle, cr), repeat=repeat)
+    objects = len(run.applied)
+    extra = {
+        "objects": str(objects),
+        "reconcile passes": str(len(run.results)),
+        "objects/s": f"{objects / samples.median:,.0f}",
+    }
+    return [Row(f"{label}: full offline render", samples, "ms", extra)]
+
+
+def bench_example(
+    bundle_path: Path = EXAMPLE_BUNDLE, cr_path: Path = EXAMPLE_CR, *, repeat: int = 20
+) -> list[Row]:
+    """Offline render of an example bundle (default: examples/operators/stateful)."""
+    bundle = load_bundle(bundle_path)
+    cr = yaml.safe_load(Path(cr_path).read_text(encoding="utf-8"))
+    return _render_rows(f"example `{bundle.name}`", bundle, cr, repeat)
+
+
+def bench_generated(*, components: int = 50, repeat: int = 10) -> list[Row]:
+    """Cold load+compile (once) and full offline render of a generated bundle."""
+    with tempfile.TemporaryDirectory(prefix="oper8d-bench-") as tmp:
+        generated = write_bundle(Path(tmp), components=components, shape="independent")
+        loaded: list[Bundle] = []
+        cold = sample(lambda: loaded.append(load_bundle(generated.path)), repeat=1)
+        bundle = loaded[0]
+        rows = [
+            Row(
+                f"generated {components} components: load + validate + compile (cold, once)",
+                cold,
+                "ms",
+                {"objects": str(generated.objects)},
+            )
+        ]
+        rows += _render_rows(f"generated {components} components", bundle, generated.cr, repeat)
+    return rows
+
+
+def bench_templates(*, number: int = 500, repeat: int = 7) -> list[Row]:
+    """Per-object cost of rendering compiled templates of a generated component."""
+    with tempfile.TemporaryDirectory(prefix="oper8d-bench-") as tmp:
+        generated = write_bundle(Path(tmp), components=2, shape="independent")
+        bundle = load_bundle(generated.path)
+    controller = controller_for(bundle, generated.cr)
+    context = _template_context(bundle, controller, generated.cr)
+    inline = controller.components[0]  # c000: ConfigMap, Deployment, Service inline
+    text = controller.components[1].resources[0].template  # c001: the same, as text
+    assert text is not None
+    deployment = next(r.object for r in inline.resources if r.name == "deployment")
+    assert deployment is not None
+    trees = [r.object for r in inline.resources if r.object is not None]
+    per_docs = len(text.render(context))
+    rendered_text = text.render_text(context)
+    rendered_deployment = deployment.render(context)
+    uncached = DocumentCache(text.file, size=0)
+    ruamel = YAML(typ="safe", pure=False)
+
+    def per(n: int, samples: Samples) -> Samples:
+        return Samples(tuple(s / n for s in samples.seconds))
+
+    def all_trees() -> None:
+        for tree in trees:
+            tree.render(context)
+
+    run = {"number": number, "repeat": repeat}
+    slow = {"number": max(1, number // 20), "repeat": repeat}  # the reference is ~10x slower
+    return [
+        Row(
+            "TreeTemplate.render: Deployment",
+            sample_per_op(lambda: deployment.render(context), **run),
+            "µs",
+        ),
+        Row(
+            "TreeTemplate.render: ConfigMap + Deployment + Service, per object",
+            per(len(trees), sample_per_op(all_trees, **run)),
+            "µs",
+        ),
+        Row(
+            "TextTemplate.render_text (Jinja only), per object",
+            per(per_docs, sample_per_op(lambda: text.render_text(context), **run)),
+            "µs",
+        ),
+        Row(
+            "rendered text parse, libyaml (cache miss), per object",
+            per(per_docs, sample_per_op(lambda: uncached.parse(rendered_text), **run)),
+            "µs",
+        ),
+        Row(
+            f"rendered text parse, ruamel.yaml safe loader ({_ruamel_flavour()}), per object "
+            "(reference)",
+            per(per_docs, sample_per_op(lambda: list(ruamel.load_all(rendered_text)), **slow)),
+            "µs",
+        ),
+        Row(
+            "TextTemplate.render (text unchanged: cache hit), per object",
+            per(per_docs, sample_per_op(lambda: text.render(context), **run)),
+            "µs",
+        ),
+        Row(
+            "json.loads(json.dumps(Deployment)) (reference)",
+            sample_per_op(lambda: json.loads(json.dumps(rendered_deployment)), **run),
+            "µs",
+        ),
+    ]
+
+
+def _template_context(
+    bundle: Bundle, controller: ControllerSpec, cr: dict[str, Any]
+) -> dict[str, Any]:
+    """The template context a reconcile would give component ``c000`` of ``cr``."""
+    clock = FakeClock()
+    cr = {**cr, "spec": apply_defaults(cr.get("spec") or {}, controller.resource.schema)}
+    session = Session(
+        bundle=bundle,
+        controller=controller,
+        cr=cr,
+        config=dict(controller.config_defaults),
+        cluster=MemoryCluster(clock=clock.now),
+        randoms=SeededRandoms("bench"),
+    )
+    return session.context(component="c000")
+
+
+def _ruamel_flavour() -> str:
+    """Whether ruamel.yaml parses with its C extension (ruamel.yaml.clib) here."""
+    try:
+        import _ruamel_yaml  # noqa: F401  (the C extension's module name)
+    except ImportError:
+        return "pure Python: ruamel.yaml.clib missing"
+    return "with ruamel.yaml.clib"
