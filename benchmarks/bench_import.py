@@ -3,9 +3,9 @@
 Used by ``benchmarks.run`` and the smoke test. Every measurement runs a new Python
 process (``sys.executable``, from the repository root), as a user's shell would:
 
-* :func:`import_profile` - ``python -X importtime -c "import oper8d.cli.main"``: the
-  total import cost of the CLI module and the direct dependencies oper8d modules import,
-  heaviest first;
+* :func:`import_profile` - ``python -X importtime -c CODE`` for importing the CLI and
+  for running ``validate`` / ``render`` (``PROFILED_CODE``): the total import cost and the
+  direct dependencies oper8d modules import, heaviest first;
 * :func:`kubernetes_imported` - whether ``kubernetes`` is in ``sys.modules`` after the
   import and after running ``validate`` / ``render`` in-process (it must not be);
 * :func:`bench_commands` - wall time of whole commands (``oper8d validate`` of an
@@ -83,13 +83,26 @@ def parse_importtime(stderr: str) -> list[ImportEntry]:
     return entries
 
 
-def import_profile(module: str = "oper8d.cli.main") -> ImportProfile:
-    """``-X importtime`` of importing ``module`` in a fresh interpreter."""
-    proc = _python("-X", "importtime", "-c", f"import {module}")
-    entries = parse_importtime(proc.stderr)
-    top = module.split(".")[0]
-    # top-level entries of the import statement: the target and the packages above it
-    total = sum(e.cumulative_us for e in entries if e.depth == 0 and _in_package(e.module, top))
+#: what the start-up section profiles: label -> Python code run with ``-X importtime``
+PROFILED_CODE = {
+    "import oper8d.cli.main": "import oper8d.cli.main",
+    f"oper8d validate {EXAMPLE_BUNDLE}": (
+        "from oper8d.cli.main import main\n"
+        f"main(['validate', {EXAMPLE_BUNDLE!r}], standalone_mode=False)"
+    ),
+    f"oper8d render {EXAMPLE_BUNDLE} --cr …": (
+        "from oper8d.cli.main import main\n"
+        f"main(['render', {EXAMPLE_BUNDLE!r}, '--cr', {EXAMPLE_CR!r}], standalone_mode=False)"
+    ),
+}
+
+
+def import_profile(code: str = "import oper8d.cli.main") -> ImportProfile:
+    """``-X importtime`` of running ``code`` in a fresh interpreter. The total counts what
+    ``code`` imported: the interpreter's own start-up imports (``site``, ...) are left out."""
+    startup = {e.module for e in parse_importtime(_python("-X", "importtime", "-c", "pass").stderr)}
+    entries = parse_importtime(_python("-X", "importtime", "-c", code).stderr)
+    total = sum(e.cumulative_us for e in entries if e.depth == 0 and e.module not in startup)
     return ImportProfile(total_us=total, entries=tuple(entries))
 
 

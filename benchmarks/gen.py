@@ -115,7 +115,10 @@ def write_bundle(
 def _inline_resources(comp: str) -> list[dict[str, Any]]:
     app = f"{{{{ scoped_name('{comp}') }}}}"
     config_name = f"{{{{ scoped_name('{comp}-config') }}}}"
-    labels = {"app": app, "version": "{{ version }}"}
+
+    def labels() -> dict[str, str]:  # a fresh dict each time: no YAML anchors in the file
+        return {"app": app, "version": "{{ version }}"}
+
     return [
         {
             "name": "config",
@@ -135,12 +138,12 @@ def _inline_resources(comp: str) -> list[dict[str, Any]]:
             "object": {
                 "apiVersion": "apps/v1",
                 "kind": "Deployment",
-                "metadata": {"name": app, "labels": labels},
+                "metadata": {"name": app, "labels": labels()},
                 "spec": {
                     "replicas": "{{ spec.replicas }}",
                     "selector": {"matchLabels": {"app": app}},
                     "template": {
-                        "metadata": {"labels": labels},
+                        "metadata": {"labels": labels()},
                         "spec": {
                             "containers": [
                                 {
@@ -161,7 +164,7 @@ def _inline_resources(comp: str) -> list[dict[str, Any]]:
             "object": {
                 "apiVersion": "v1",
                 "kind": "Service",
-                "metadata": {"name": app, "labels": labels},
+                "metadata": {"name": app, "labels": labels()},
                 "spec": {
                     "selector": {"app": app},
                     "ports": [{"name": "http", "port": 80, "targetPort": "{{ spec.port }}"}],

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -72,6 +73,8 @@ def machine() -> list[tuple[str, str]]:
         facts.append(
             ("load average at start (1, 5, 15 min)", ", ".join(f"{x:.2f}" for x in os.getloadavg()))
         )
+    facts.append(("YAML libraries", _yaml_libraries()))
+    facts.append(("hyperfine", "installed" if shutil.which("hyperfine") else "not installed"))
     commit = _git_commit()
     if commit:
         facts.append(("commit", commit))
@@ -87,6 +90,20 @@ def _cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+def _yaml_libraries() -> str:
+    import ruamel.yaml
+    import yaml
+
+    libyaml = "with libyaml" if hasattr(yaml, "CSafeLoader") else "without libyaml"
+    try:
+        import _ruamel_yaml  # noqa: F401  (ruamel.yaml.clib's C extension)
+
+        clib = "with ruamel.yaml.clib"
+    except ImportError:
+        clib = "without ruamel.yaml.clib"
+    return f"PyYAML {yaml.__version__} {libyaml}; ruamel.yaml {ruamel.yaml.__version__} {clib}"
 
 
 def _git_commit() -> str | None:
@@ -179,22 +196,22 @@ def _reconcile(s: Settings) -> list[str]:
 
 
 def _startup(s: Settings) -> list[str]:
-    profile = bench_import.import_profile()
     out = ["## 3. Start-up\n"]
-    out.append(
-        f'`python -X importtime -c "import oper8d.cli.main"`: '
-        f"{profile.total_us / 1e3:,.1f} ms (cumulative, dependencies included)\n"
-    )
-    out.append("Heaviest modules imported directly by oper8d modules:\n")
-    out.append("| module | imported by | cumulative |")
-    out.append("|---|---|---:|")
-    for entry in profile.direct_dependencies()[:8]:
-        out.append(f"| {entry.module} | {entry.parent} | {entry.cumulative_us / 1e3:,.1f} ms |")
+    out.append("Imports (`python -X importtime -c CODE`; interpreter start-up imports excluded):\n")
+    out.append("| running | imports | heaviest direct dependencies of oper8d modules |")
+    out.append("|---|---:|---|")
+    for label, code in bench_import.PROFILED_CODE.items():
+        profile = bench_import.import_profile(code)
+        heaviest = ", ".join(
+            f"{e.module} {e.cumulative_us / 1e3:,.1f} ms" for e in profile.direct_dependencies()[:5]
+        )
+        out.append(f"| `{label}` | {profile.total_us / 1e3:,.1f} ms | {heaviest} |")
     out.append("")
     out.append("`kubernetes` imported:\n")
     for stage, imported in bench_import.kubernetes_imported().items():
         out.append(f"- after {stage}: {'**yes**' if imported else 'no'}")
     out.append("")
+    out.append("Whole commands, each a fresh process:\n")
     out.append(table(bench_import.bench_commands(repeat=s.command_repeat)))
     return out
 

@@ -282,11 +282,13 @@ class _Compiler:
 
     def _resource(self, node: _Node, component: str | None) -> ResourceSpec | None:
         obj = tmpl = None
+        kinds: list[tuple[str, str]] = []
         if node.has("object"):
             body = node.child("object")
             obj = self._guard(self.templates.tree, body.value, body.pos, body.positions())
             if obj is None:
                 return None
+            kinds = _literal_kinds([body.value])
         else:
             ref = node.child("template")
             try:
@@ -301,6 +303,7 @@ class _Compiler:
             tmpl = self._guard(self.templates.text, text, ref.value)
             if tmpl is None:
                 return None
+            kinds = _literal_kinds(_text_documents(text))
         return ResourceSpec(
             name=node.get("name"),
             pos=node.pos,
@@ -308,6 +311,7 @@ class _Compiler:
             template=tmpl,
             method=node.get("method", "apply"),
             ready=tuple(self._rules(node.child("readyWhen"), component_level=False)),
+            kinds=tuple(kinds),
         )
 
     def _rules(self, node: _Node, *, component_level: bool) -> list[ReadyRule]:
@@ -525,6 +529,32 @@ def _condition_references(
 def _has_resource(comp: ComponentSpec, resource: str) -> bool:
     # multi-document templates name objects "<resource>-<kind>-<name>"
     return any(resource == r.name or resource.startswith(r.name + "-") for r in comp.resources)
+
+
+_DOC_SPLIT = re.compile(r"^---\s*$", re.M)
+_TOP_LINE = re.compile(r"^(apiVersion|kind):\s*([^\s#]+)\s*$", re.M)
+
+
+def _text_documents(text: str) -> list[dict[str, str]]:
+    """The literal top-level apiVersion/kind lines of each document of a text template."""
+    docs = []
+    for part in _DOC_SPLIT.split(text):
+        fields = {m[1]: m[2].strip("'\"") for m in _TOP_LINE.finditer(part)}
+        docs.append(fields)
+    return docs
+
+
+def _literal_kinds(objects: list[Any]) -> list[tuple[str, str]]:
+    """(apiVersion, kind) of objects whose apiVersion and kind are written literally."""
+    out = []
+    for obj in objects:
+        if not isinstance(obj, dict):
+            continue
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        literal = all(isinstance(v, str) and v and "{" not in v for v in (api_version, kind))
+        if literal:
+            out.append((api_version, kind))
+    return out
 
 
 def _suggest(name: str, known: list[str]) -> str:

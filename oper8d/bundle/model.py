@@ -74,6 +74,9 @@ class ResourceSpec:
     template: TextTemplate | None = None
     method: DeployMethod = "apply"
     ready: tuple[ReadyRule, ...] = ()  # empty: builtin
+    #: (apiVersion, kind) pairs this resource can render, when they are written literally;
+    #: the runtime starts informers for them before the first reconcile
+    kinds: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,12 @@ class ControllerSpec:
     def finalizer(self) -> str:
         """oper8's finalizer name: ``finalizers.<kind lower>.<group>``."""
         return f"finalizers.{self.resource.kind.lower()}.{self.resource.group}"
+
+    def deployed_kinds(self) -> tuple[tuple[str, str], ...]:
+        """Every literal (apiVersion, kind) the components and hooks can deploy, sorted."""
+        kinds = {k for c in self.components for r in c.resources for k in r.kinds}
+        kinds |= {k for h in self.hooks for r in h.resources for k in r.kinds}
+        return tuple(sorted(kinds))
 
     def component(self, name: str) -> ComponentSpec:
         for c in self.components:

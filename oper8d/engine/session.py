@@ -88,7 +88,12 @@ class SecretRandoms:
                         "metadata": {
                             "name": self.name,
                             "namespace": self.namespace,
-                            "labels": {"app.kubernetes.io/managed-by": "oper8d"},
+                            # the owner label lets the runtime's Secret informer (which
+                            # selects on it) cache this Secret like every managed object
+                            "labels": {
+                                "app.kubernetes.io/managed-by": "oper8d",
+                                "oper8d.io/owner-uid": self.owner["uid"],
+                            },
                             "ownerReferences": [self.owner] if self.owner["uid"] else [],
                         },
                         "type": "Opaque",

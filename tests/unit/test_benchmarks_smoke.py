@@ -8,18 +8,25 @@ the benchmarks report on (a steady reconcile writes nothing, the CLI never impor
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchmarks import bench_reconcile, bench_render, run
-from benchmarks.bench_import import parse_importtime
-from benchmarks.gen import OBJECTS_PER_COMPONENT, write_bundle
-from benchmarks.timing import Samples, sample, sample_per_op
-from oper8d.bundle import load_bundle
-from oper8d.offline import controller_for
+# `benchmarks` lives at the repository root and is not installed with the package: a bare
+# `pytest` (unlike `python -m pytest`) does not put the root on sys.path.
+_REPO_ROOT = str(Path(__file__).resolve().parents[2])
+if _REPO_ROOT not in sys.path:
+    sys.path.insert(0, _REPO_ROOT)
+
+from benchmarks import bench_reconcile, bench_render, run  # noqa: E402
+from benchmarks.bench_import import parse_importtime  # noqa: E402
+from benchmarks.gen import OBJECTS_PER_COMPONENT, write_bundle  # noqa: E402
+from benchmarks.timing import Samples, sample, sample_per_op  # noqa: E402
+from oper8d.bundle import load_bundle  # noqa: E402
+from oper8d.offline import controller_for  # noqa: E402
 
 
 def test_generated_bundle_renders_three_objects_per_component_half_from_text_templates(
