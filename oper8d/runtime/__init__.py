@@ -1,0 +1,18 @@
+"""Running operators against a real cluster (issue 3): what controller-runtime gives Go operators.
+
+One concern per module; the manager wires them together for ``oper8d run``:
+
+- ``queue``: ``WorkQueue``, the deduplicating, delaying, rate-limited work queue of CR keys
+- ``predicates``: which watch events are worth a reconcile (``cr_update_matters``, ``is_paused``)
+- ``metrics``: ``Metrics``, the Prometheus metrics in a registry of their own
+- ``probes``: ``ProbeServer``, the /healthz, /readyz and /metrics HTTP endpoint
+- ``informer``: ``Informer``, a list+watch cache of one kind with event handlers
+- ``cache``: ``CachedCluster``, a Cluster that reads from informers and writes to the API
+- ``leaderelection``: ``LeaderElector``, a coordination.k8s.io Lease held by one replica
+- ``controller``: one bundle controller: its informers, event handlers and reconcile workers
+- ``temporarypatch``: the TemporaryPatch controller (oper8's ``oper8.org/v1`` contract)
+- ``events``: Kubernetes Events on a CR when its Ready or Updating condition changes
+- ``manager``: runs the controllers, workers, probes and leader election until SIGTERM
+
+Nothing is imported here, so importing one module does not load the others.
+"""
