@@ -18,8 +18,11 @@ Writes:
   live one is fetched first (and a 409 from a race with another writer retried);
 * ``delete``: DELETE with ``propagationPolicy``; False when the object was gone.
 
+Watching (for the runtime's informers): ``list_with_version`` also returns the list's
+``resourceVersion`` and ``watch`` streams the changes after one (see its docstring).
+
 Accounting: ``requests`` counts HTTP requests per verb (get, list, create, apply,
-update, update_status, delete; ``discovery`` for resource lists), so a read-modify-write
+update, update_status, delete, watch; ``discovery`` for resource lists), so a read-modify-write
 ``apply(method="update")`` counts a get and an update; ``writes`` sums the mutating ones.
 """
 
@@ -33,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from oper8d.cluster.base import Method, Obj, Propagation
 from oper8d.cluster.fields import content, merge
 from oper8d.cluster.kube_discovery import Discovery, Resource
-from oper8d.cluster.kube_transport import APPLY_PATCH, KubeTransport, Query
+from oper8d.cluster.kube_transport import APPLY_PATCH, EventStream, KubeTransport, Query
 from oper8d.errors import ClusterError
 
 if TYPE_CHECKING:
@@ -49,6 +52,10 @@ CONFLICT_RETRIES = 3
 
 #: page size of list requests (continue tokens fetch the rest)
 LIST_PAGE = 500
+
+#: seconds a watch waits for data beyond its ``timeoutSeconds`` before the connection is
+#: taken for dead (the server ends the watch itself at ``timeoutSeconds``)
+WATCH_READ_SLACK = 30.0
 
 
 class KubeCluster:
@@ -126,10 +133,23 @@ class KubeCluster:
         namespace: str | None = None,
         label_selector: str | None = None,
     ) -> list[Obj]:
+        return self.list_with_version(api_version, kind, namespace, label_selector)[0]
+
+    def list_with_version(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> tuple[list[Obj], str]:
+        """``list()`` and the ``resourceVersion`` of the list: a ``watch`` from it sees
+        every change after the list. Pages of one list share one snapshot (a 410
+        ClusterError when the continue token expired: list again)."""
         res = self.resource(api_version, kind)
         path = res.collection_path(namespace)
         items: list[Obj] = []
         token = ""
+        version = ""
         while True:
             query = [("limit", str(LIST_PAGE))]
             if label_selector:
@@ -140,9 +160,48 @@ class KubeCluster:
             for item in page.get("items") or []:
                 # list items come without apiVersion and kind; callers expect them
                 items.append({"apiVersion": api_version, "kind": kind, **item})
-            token = (page.get("metadata") or {}).get("continue") or ""
+            meta = page.get("metadata") or {}
+            version = version or meta.get("resourceVersion") or ""
+            token = meta.get("continue") or ""
             if not token:
-                return items
+                return items, version
+
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        resource_version: str,
+        timeout_seconds: int = 300,
+        allow_bookmarks: bool = True,
+    ) -> EventStream:
+        """Stream the changes to a kind after ``resource_version``: an iterator of events
+        ``{"type": "ADDED"|"MODIFIED"|"DELETED"|"BOOKMARK", "object": {...}}`` (a BOOKMARK's
+        object carries only ``metadata.resourceVersion``: watch from it next time).
+
+        The server ends the stream after ``timeout_seconds``; a too-old
+        ``resource_version`` raises ``ClusterError(status=410)`` (list again), a broken
+        connection ``ClusterError(status=None)``. Close the stream when done; ``close()``
+        from another thread interrupts a waiting read."""
+        res = self.resource(api_version, kind)
+        path = res.collection_path(namespace)
+        query = [
+            ("watch", "1"),
+            ("resourceVersion", resource_version),
+            ("timeoutSeconds", str(int(timeout_seconds))),
+        ]
+        if allow_bookmarks:
+            query.append(("allowWatchBookmarks", "true"))
+        if label_selector:
+            query.append(("labelSelector", label_selector))
+        with self._lock:
+            self._requests["watch"] += 1
+        response = self._transport.open_stream(
+            "GET", path, query=query, read_timeout=timeout_seconds + WATCH_READ_SLACK
+        )
+        return EventStream(response, f"{kind} {path}")
 
     # -- writes --------------------------------------------------------------------------
     def apply(

@@ -1,0 +1,396 @@
+"""Informers: a watched local copy of one kind's objects, for the runtime manager.
+
+An ``Informer`` lists a kind (in one namespace or all, optionally by label selector),
+keeps the objects in a store and watches for changes from the list's resourceVersion,
+calling its handlers for each change. Like client-go's reflector and indexer, it runs
+two threads:
+
+* the *reader* talks to the API server: list, then watch from the list's
+  resourceVersion. BOOKMARK events only move that resourceVersion on; a watch the server
+  ends (its ``timeoutSeconds``) is opened again from the last resourceVersion; a 410
+  Gone (the version is too old, e.g. after an apiserver restart) lists again; any other
+  failure (apiserver down, 5xx, a kind not served yet) is retried after a capped
+  exponential backoff, forever: an informer never gives up and never ends the process.
+* the *dispatcher* applies what the reader got to the store, in order, and calls the
+  handlers on its own thread, one event at a time: ``handler(event, obj, old)``:
+
+  - ``ADDED`` (old None), ``MODIFIED`` (old: the object as handlers last saw it),
+    ``DELETED`` (obj: its last state; old: as handlers last saw it);
+  - ``RESYNC`` every ``resync_period`` seconds for every stored object (old None).
+
+  A relist is diffed against what handlers were last told, so after a gap they get
+  ADDED / MODIFIED / DELETED for exactly what changed (nothing for unchanged objects).
+
+Reads (``get``, ``list``, ``by_owner``, ...) return deep copies. ``observe_write`` puts an
+object we just wrote into the store when it is newer than the stored one, so the next
+reconcile reads its own writes before the watch event arrives; it calls no handler (the
+watch event is dispatched as usual, with ``old`` being what handlers saw last, so
+predicates still see every change).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from oper8d.cluster.base import Obj
+from oper8d.cluster.selectors import as_selector
+from oper8d.engine.clock import Clock, SystemClock
+from oper8d.errors import ClusterError
+from oper8d.runtime.cache import ObjectStore, copy_obj, key_of, newer, resource_version
+
+if TYPE_CHECKING:
+    from oper8d.cluster.kube import KubeCluster
+    from oper8d.cluster.kube_transport import EventStream
+
+__all__ = ["Handler", "Informer"]
+
+log = logging.getLogger("oper8d.informer")
+
+#: ``handler(event, obj, old)``; see the module docstring
+Handler = Callable[[str, Obj, Obj | None], None]
+
+
+@dataclass(frozen=True)
+class _Replace:
+    """A (re)list: the whole set of objects at ``resource_version``."""
+
+    items: list[Obj]
+    resource_version: str
+
+
+@dataclass(frozen=True)
+class _Change:
+    """One watch event (ADDED, MODIFIED or DELETED)."""
+
+    type: str
+    obj: Obj
+
+
+_STOP = object()
+
+#: longest real wait of the dispatcher while a resync is due later, so that a clock that
+#: is not the system's (a test's FakeClock) is noticed moving on
+_RESYNC_POLL = 1.0
+
+
+class Informer:
+    """A listed and watched kind; see the module docstring.
+
+    ``watch_timeout`` is the ``timeoutSeconds`` of each watch; failures are retried after
+    ``min_retry_delay`` seconds, doubling up to ``max_retry_delay``. ``sleep`` waits
+    between retries (default: a wait that ``stop()`` interrupts); ``clock`` times the
+    resyncs. ``first_watch_from`` is a test hook: the first watch after the first list
+    starts from this resourceVersion instead of the list's (a stale one forces a relist).
+    """
+
+    def __init__(
+        self,
+        cluster: KubeCluster,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        resync_period: float | None = None,
+        clock: Clock | None = None,
+        watch_timeout: int = 300,
+        min_retry_delay: float = 0.5,
+        max_retry_delay: float = 30.0,
+        sleep: Callable[[float], Any] | None = None,
+        first_watch_from: str | None = None,
+    ):
+        if resync_period is not None and not resync_period > 0:
+            raise ValueError(f"resync_period must be > 0 seconds or None, got {resync_period!r}")
+        self._cluster = cluster
+        self.api_version = api_version
+        self.kind = kind
+        self.namespace = namespace
+        self.label_selector = label_selector or None
+        self._selector = as_selector(self.label_selector)
+        self._resync_period = resync_period
+        self._clock = clock or SystemClock()
+        self._watch_timeout = watch_timeout
+        self._min_delay = min_retry_delay
+        self._max_delay = max_retry_delay
+        self._stopping = threading.Event()
+        self._sleep = sleep or self._stopping.wait
+        self._first_watch_from = first_watch_from
+
+        self._lock = threading.Lock()
+        self._store = ObjectStore()  # what reads see (includes observed writes)
+        self._seen: dict[tuple[str, str], Obj] = {}  # what handlers were last told
+        self._handlers: list[Handler] = []
+        self._events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._synced = threading.Event()
+        self._stream: EventStream | None = None
+        self._version: str | None = None
+        self._failures = 0
+        self._threads: list[threading.Thread] = []
+
+    def __repr__(self) -> str:
+        return f"Informer({self._describe()})"
+
+    def _describe(self) -> str:
+        where = f"namespace {self.namespace}" if self.namespace else "all namespaces"
+        selector = f", labels {self.label_selector}" if self.label_selector else ""
+        return f"{self.api_version} {self.kind} in {where}{selector}"
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def add_handler(self, handler: Handler) -> None:
+        """Call ``handler`` for every event from now on (add handlers before ``start()``
+        to see the initial ADDED events)."""
+        with self._lock:
+            self._handlers.append(handler)
+
+    def start(self) -> None:
+        if self._threads:
+            raise RuntimeError(f"{self!r} was already started; create a new Informer")
+        name = f"informer-{self.kind}-{self.namespace or 'all'}"
+        self._threads = [
+            threading.Thread(target=self._read, name=f"{name}-reader", daemon=True),
+            threading.Thread(target=self._dispatch_loop, name=f"{name}-dispatch", daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def stop(self, timeout: float = 5.0) -> bool:
+        """Stop both threads (closing an open watch) and wait up to ``timeout`` seconds
+        for them; True when they ended. A handler that is running is not interrupted."""
+        self._stopping.set()
+        with self._lock:
+            stream = self._stream
+        if stream is not None:
+            stream.close()
+        self._events.put(_STOP)
+        # joining threads is real waiting, whatever the injected clock says
+        deadline = time.monotonic() + timeout
+        others = [t for t in self._threads if t is not threading.current_thread()]
+        for thread in others:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in others)
+
+    def has_synced(self) -> bool:
+        """True once the first list is in the store and its events were dispatched."""
+        return self._synced.is_set()
+
+    def wait_for_sync(self, timeout: float) -> bool:
+        return self._synced.wait(timeout)
+
+    @property
+    def resource_version(self) -> str | None:
+        """The resourceVersion the next watch starts from (None before the first list)."""
+        return self._version
+
+    # -- reads ---------------------------------------------------------------------------
+    def get(self, name: str, namespace: str | None = None) -> Obj | None:
+        with self._lock:
+            obj = self._store.get((namespace or "", name))
+            return copy_obj(obj) if obj is not None else None
+
+    def list(self, namespace: str | None = None, label_selector: str | None = None) -> list[Obj]:
+        """Stored objects, optionally in one namespace and matching a label selector,
+        ordered by (namespace, name) as the API server orders them."""
+        selector = as_selector(label_selector)
+        with self._lock:
+            found = [
+                obj
+                for key, obj in sorted(self._store.items())
+                if (namespace is None or key[0] == namespace)
+                and selector.matches((obj.get("metadata") or {}).get("labels"))
+            ]
+            return [copy_obj(obj) for obj in found]
+
+    def by_owner(self, uid: str) -> list[Obj]:
+        """Objects labelled ``oper8d.io/owner-uid: <uid>`` (what one CR deployed)."""
+        with self._lock:
+            return [copy_obj(obj) for obj in self._store.by_owner_label(uid)]
+
+    def by_owner_reference(self, uid: str) -> list[Obj]:
+        """Objects with an ownerReference to ``uid``."""
+        with self._lock:
+            return [copy_obj(obj) for obj in self._store.by_owner_reference(uid)]
+
+    def by_uid(self, uid: str) -> Obj | None:
+        """The stored object with ``metadata.uid`` ``uid`` (maps an owner uid to its CR)."""
+        with self._lock:
+            obj = self._store.by_uid(uid)
+            return copy_obj(obj) if obj is not None else None
+
+    # -- read-your-writes ----------------------------------------------------------------
+    def observe_write(self, obj: Obj) -> None:
+        """Store ``obj`` (as the API server returned it from a write) when its
+        resourceVersion is newer than the stored one's (compared as integers when both
+        are; otherwise it replaces). Objects outside this informer's namespace are
+        ignored; one that no longer matches its label selector leaves the store."""
+        meta = obj.get("metadata") or {}
+        if obj.get("kind") != self.kind or not meta.get("name"):
+            return
+        if self.namespace is not None and meta.get("namespace") != self.namespace:
+            return
+        key = key_of(obj)
+        with self._lock:
+            stored = self._store.get(key)
+            if stored is not None and newer(obj, stored) is False:
+                return  # the store already has this state or a later one
+            if self._selector.matches(meta.get("labels")):
+                self._store.put(key, copy_obj(obj))
+            elif stored is not None:
+                self._store.remove(key)
+
+    # -- the reader thread ---------------------------------------------------------------
+    def _read(self) -> None:
+        """List and watch until stopped; never raises (see the module docstring)."""
+        first_watch_from = self._first_watch_from
+        while not self._stopping.is_set():
+            from_fresh_list = False
+            try:
+                if self._version is None:
+                    items, version = self._cluster.list_with_version(
+                        self.api_version, self.kind, self.namespace, self.label_selector
+                    )
+                    self._events.put(_Replace(items, version))
+                    self._version, self._failures, from_fresh_list = version, 0, True
+                    if first_watch_from is not None:
+                        self._version, first_watch_from = first_watch_from, None
+                        from_fresh_list = False
+                self._watch_once()
+            except ClusterError as err:
+                if self._stopping.is_set():
+                    return
+                if err.status == 410:
+                    self._version = None  # too old: list again
+                    if not from_fresh_list:
+                        log.info("%s: %s; listing again", self._describe(), err)
+                        continue
+                self._retry_later(str(err))
+            except Exception as err:  # a bug must not end the informer: log, relist, retry
+                if self._stopping.is_set():
+                    return
+                log.exception("%s: unexpected failure while listing or watching", self._describe())
+                self._version = None
+                self._retry_later(repr(err))
+
+    def _watch_once(self) -> None:
+        """One watch from ``self._version`` until the server ends it or it is closed."""
+        assert self._version is not None
+        stream = self._cluster.watch(
+            self.api_version,
+            self.kind,
+            namespace=self.namespace,
+            label_selector=self.label_selector,
+            resource_version=self._version,
+            timeout_seconds=self._watch_timeout,
+        )
+        with self._lock:
+            self._stream = stream
+        try:
+            if self._stopping.is_set():
+                return
+            for event in stream:
+                kind, obj = event.get("type"), event.get("object") or {}
+                if kind in ("ADDED", "MODIFIED", "DELETED"):
+                    self._events.put(_Change(kind, obj))
+                elif kind != "BOOKMARK":
+                    log.debug("%s: ignoring a %s watch event", self._describe(), kind)
+                    continue
+                self._version = resource_version(obj) or self._version
+                self._failures = 0
+        finally:
+            with self._lock:
+                self._stream = None
+            stream.close()
+
+    def _retry_later(self, why: str) -> None:
+        self._failures += 1
+        delay = min(self._max_delay, self._min_delay * 2 ** (self._failures - 1))
+        log.warning("%s: %s; retry %d in %.1fs", self._describe(), why, self._failures, delay)
+        self._sleep(delay)
+
+    # -- the dispatcher thread -----------------------------------------------------------
+    def _dispatch_loop(self) -> None:
+        next_resync: float | None = None
+        while True:
+            wait = None
+            if next_resync is not None:
+                wait = min(_RESYNC_POLL, max(0.0, next_resync - self._clock.monotonic()))
+            try:
+                item = self._events.get(timeout=wait)
+            except queue.Empty:
+                item = None
+            if item is _STOP or self._stopping.is_set():
+                return
+            if isinstance(item, _Replace):
+                self._notify(self._apply_replace(item))
+                if not self._synced.is_set():
+                    self._synced.set()
+                    if self._resync_period is not None:
+                        next_resync = self._clock.monotonic() + self._resync_period
+            elif isinstance(item, _Change):
+                self._notify([self._apply_change(item)])
+            if next_resync is not None and self._clock.monotonic() >= next_resync:
+                next_resync = self._clock.monotonic() + (self._resync_period or 0.0)
+                with self._lock:
+                    stored = [obj for _, obj in sorted(self._store.items())]
+                self._notify([("RESYNC", obj, None) for obj in stored])
+
+    def _apply_change(self, change: _Change) -> tuple[str, Obj, Obj | None]:
+        obj, key = change.obj, key_of(change.obj)
+        with self._lock:
+            old = self._seen.get(key)
+            stored = self._store.get(key)
+            # an observed write newer than this event stays until its own event arrives
+            keep_stored = stored is not None and newer(stored, obj) is True
+            if change.type == "DELETED":
+                self._seen.pop(key, None)
+                if not keep_stored:
+                    self._store.remove(key)
+                return ("DELETED", obj, old)
+            self._seen[key] = obj
+            if not keep_stored:
+                self._store.put(key, obj)
+        return ("ADDED" if old is None else "MODIFIED", obj, old)
+
+    def _apply_replace(self, listing: _Replace) -> list[tuple[str, Obj, Obj | None]]:
+        listed = {key_of(obj): obj for obj in listing.items}
+        events: list[tuple[str, Obj, Obj | None]] = []
+        with self._lock:
+            for key, obj in listed.items():
+                old = self._seen.get(key)
+                if old is None:
+                    events.append(("ADDED", obj, None))
+                elif resource_version(old) != resource_version(obj):
+                    events.append(("MODIFIED", obj, old))
+            events += [
+                ("DELETED", old, old) for key, old in self._seen.items() if key not in listed
+            ]
+            self._seen = dict(listed)
+            list_version = {"metadata": {"resourceVersion": listing.resource_version}}
+            for key in set(self._store.keys()) | set(listed):
+                stored = self._store.get(key)
+                if stored is not None and newer(stored, list_version) is True:
+                    continue  # written by us after the list's snapshot
+                if key in listed:
+                    self._store.put(key, listed[key])
+                else:
+                    self._store.remove(key)
+        return events
+
+    def _notify(self, events: list[tuple[str, Obj, Obj | None]]) -> None:
+        with self._lock:
+            handlers = list(self._handlers)
+        for event, obj, old in events:
+            if self._stopping.is_set():
+                return
+            obj_copy = copy_obj(obj)
+            old_copy = copy_obj(old) if old is not None else None
+            for handler in handlers:
+                try:
+                    handler(event, obj_copy, old_copy)
+                except Exception:  # one failing handler must not stop the others or the informer
+                    log.exception("%s: a handler failed on %s", self._describe(), event)
