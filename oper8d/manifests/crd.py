@@ -1,0 +1,198 @@
+"""CustomResourceDefinitions (apiextensions.k8s.io/v1): the one a controller's CR kind
+needs, built from the bundle, and oper8's TemporaryPatch.
+
+``crd_for(controller)`` gives the CRD that installs a bundle's kind: one served, stored
+version with a status subresource, printer columns (Ready, Reason, Version, the bundle's
+own, Age) and a schema whose ``spec`` is the bundle's spec schema in structural form
+(``manifests.structural``), beside a free-form top-level ``configOverrides`` and
+``status``. A CR without ``spec`` gets ``spec: {}`` from the API server, and so the
+schema's defaults, exactly as the engine treats it, unless the schema requires fields:
+then ``spec`` is required. ``temporary_patch_crd()`` is the CRD of ``oper8.org/v1
+TemporaryPatch`` that oper8 users already have. Both are plain dicts, ready to apply.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from oper8d.bundle.model import ControllerSpec, CRKind
+from oper8d.bundle.spec_schema import validate_instance
+from oper8d.errors import BundleError, Problem
+from oper8d.manifests.openapi import PRESERVE
+from oper8d.manifests.structural import structural_schema
+
+CRD_API_VERSION = "apiextensions.k8s.io/v1"
+CRD_KIND = "CustomResourceDefinition"
+
+TEMPORARY_PATCH_GROUP = "oper8.org"
+TEMPORARY_PATCH_VERSION = "v1"
+TEMPORARY_PATCH_KIND = "TemporaryPatch"
+TEMPORARY_PATCH_PLURAL = "temporarypatches"
+TEMPORARY_PATCH_TYPES = ("patchStrategicMerge", "patchJson6902")
+
+_READY = '.status.conditions[?(@.type=="Ready")]'
+
+
+def crd_for(controller: ControllerSpec) -> dict[str, Any]:
+    """The CustomResourceDefinition of the kind ``controller`` reconciles.
+
+    Raises BundleError when the spec schema cannot be expressed in a CRD; each Problem
+    names the schema path (``resource.schema.properties...``) and carries the
+    controller's position in operator.yaml.
+    """
+    resource = controller.resource
+    spec, spec_required = _spec_schema(controller)
+    root: dict[str, Any] = {
+        "type": "object",
+        "description": f"{resource.kind}: reconciled by the oper8d controller {controller.name!r}.",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": spec,
+            "configOverrides": {
+                "type": "object",
+                "description": "Config values of highest precedence, merged over the "
+                "operator's defaults and the oper8.org/config-defaults ConfigMap.",
+                PRESERVE: True,
+            },
+            "status": {"type": "object", PRESERVE: True},
+        },
+    }
+    if spec_required:
+        root["required"] = ["spec"]
+    return _crd(resource, root, printer_columns(resource))
+
+
+def printer_columns(resource: CRKind) -> list[dict[str, Any]]:
+    """``kubectl get`` columns: Ready, Reason, Version, the bundle's own, Age.
+
+    A bundle column named like a built-in one replaces it.
+    """
+    own = [dict(column) for column in resource.printer_columns]
+    names = {column.get("name") for column in own}
+    version_path = "." + resource.version_path
+    builtin_head = [
+        _column("Ready", _READY + ".status", "Whether the last rollout made the CR Ready"),
+        _column("Reason", _READY + ".reason", "Why the CR is (not) Ready"),
+        _column("Version", version_path, f"The version the CR asks for ({version_path})"),
+    ]
+    age = _column("Age", ".metadata.creationTimestamp", None, type_="date")
+    head = [c for c in builtin_head if c["name"] not in names]
+    tail = [age] if "Age" not in names else []
+    return head + own + tail
+
+
+def temporary_patch_crd() -> dict[str, Any]:
+    """The CRD of ``oper8.org/v1 TemporaryPatch`` (namespaced, ``temporarypatches``).
+
+    Its spec names the target CR (apiVersion, kind, name: required) and carries the
+    patch: ``patchType`` is ``patchStrategicMerge`` (the default, as in the engine) or
+    ``patchJson6902``; ``patch`` is any value (a mapping, or a list of operations).
+    """
+    kind = CRKind(
+        group=TEMPORARY_PATCH_GROUP,
+        version=TEMPORARY_PATCH_VERSION,
+        kind=TEMPORARY_PATCH_KIND,
+        plural=TEMPORARY_PATCH_PLURAL,
+    )
+    string = {"type": "string"}
+    spec = {
+        "type": "object",
+        "description": "A patch oper8d applies to the objects one CR deploys, until deleted.",
+        "required": ["apiVersion", "kind", "name"],
+        "properties": {
+            "apiVersion": {**string, "description": "apiVersion of the target CR"},
+            "kind": {**string, "description": "kind of the target CR"},
+            "name": {**string, "description": "name of the target CR (same namespace)"},
+            "patchType": {
+                **string,
+                "default": TEMPORARY_PATCH_TYPES[0],
+                "enum": list(TEMPORARY_PATCH_TYPES),
+            },
+            "patch": {
+                "description": "patchStrategicMerge: {component: {resource: body}}; "
+                "patchJson6902: a list of operations",
+                PRESERVE: True,
+            },
+        },
+    }
+    root = {
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "apiVersion": string,
+            "kind": string,
+            "metadata": {"type": "object"},
+            "spec": spec,
+            "status": {"type": "object", PRESERVE: True},
+        },
+    }
+    columns = [
+        _column("Target", ".spec.name", "The CR the patch applies to (of .spec.kind)"),
+        _column("Age", ".metadata.creationTimestamp", None, type_="date"),
+    ]
+    return _crd(kind, copy.deepcopy(root), columns)
+
+
+def _spec_schema(controller: ControllerSpec) -> tuple[dict[str, Any], bool]:
+    """The structural spec schema, and whether ``spec`` must be present in a CR."""
+    converted = structural_schema(
+        controller.resource.schema, where="resource.schema", pos=controller.pos
+    ).schema
+    if converted.get("type", "object") != "object":
+        problem = Problem(
+            f"resource.schema has type {converted['type']!r}; the spec of a CR is an "
+            "object: use `type: object`",
+            pos=controller.pos,
+            field="spec",
+        )
+        raise BundleError(problem)
+    if "default" in converted:
+        return converted, False
+    if validate_instance({}, converted):
+        return converted, True  # {} is not a valid spec: make the CR say what it wants
+    converted["default"] = {}
+    return converted, False
+
+
+def _crd(kind: CRKind, schema: Mapping[str, Any], columns: list[dict[str, Any]]) -> dict[str, Any]:
+    names: dict[str, Any] = {
+        "plural": kind.plural,
+        "singular": kind.kind.lower(),
+        "kind": kind.kind,
+        "listKind": f"{kind.kind}List",
+    }
+    if kind.short_names:
+        names["shortNames"] = list(kind.short_names)
+    return {
+        "apiVersion": CRD_API_VERSION,
+        "kind": CRD_KIND,
+        "metadata": {"name": f"{kind.plural}.{kind.group}"},
+        "spec": {
+            "group": kind.group,
+            "names": names,
+            "scope": kind.scope,
+            "versions": [
+                {
+                    "name": kind.version,
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "additionalPrinterColumns": columns,
+                    "schema": {"openAPIV3Schema": dict(schema)},
+                }
+            ],
+        },
+    }
+
+
+def _column(
+    name: str, json_path: str, description: str | None, *, type_: str = "string"
+) -> dict[str, Any]:
+    column = {"name": name, "type": type_, "jsonPath": json_path}
+    if description:
+        column["description"] = description
+    return column
