@@ -18,7 +18,6 @@ import click
 from oper8d import __version__
 from oper8d.cli.inputs import (
     EXIT_INVALID,
-    EXIT_USAGE,
     cr_problems,
     fail,
     load_bundle_or_exit,
@@ -167,7 +166,7 @@ def graph(bundle: str, fmt: str) -> None:
     click.echo(render_graph(load_bundle_or_exit(bundle), fmt), nl=False)
 
 
-@main.command(short_help="Run the operator (this build: --dry-run on the in-memory cluster).")
+@main.command(short_help="Run the operator on a cluster, or --dry-run on the in-memory one.")
 @_BUNDLE
 @click.option(
     "--cr", "cr_path", type=_CR_TYPE, metavar="FILE", help="With --dry-run: the CR to reconcile."
@@ -193,22 +192,102 @@ def graph(bundle: str, fmt: str) -> None:
     help="Dry run: simulated workloads become ready this many passes after each change "
     "(0: at once).",
 )
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False),
+    envvar="KUBECONFIG",
+    help="Kubeconfig file (default: $KUBECONFIG, in-cluster config inside a Pod, ~/.kube/config).",
+)
+@click.option(
+    "--namespace",
+    "namespaces",
+    multiple=True,
+    metavar="NS",
+    help="Watch only this namespace (repeat for several; default: all namespaces).",
+)
+@click.option("--leader-elect", is_flag=True, help="Only the Lease holder reconciles.")
+@click.option(
+    "--leader-election-namespace",
+    default="default",
+    show_default=True,
+    envvar="POD_NAMESPACE",
+    help="Namespace of the leader-election Lease.",
+)
+@click.option(
+    "--metrics-bind-address",
+    default=":8080",
+    show_default=True,
+    help="host:port of /metrics ('0' to turn it off).",
+)
+@click.option(
+    "--health-probe-bind-address",
+    default=":8081",
+    show_default=True,
+    help="host:port of /healthz and /readyz ('0' to turn them off).",
+)
+@click.option(
+    "--max-concurrent-reconciles",
+    default=4,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="CRs of one controller reconciled at the same time.",
+)
+@click.option(
+    "--install-crds",
+    is_flag=True,
+    help="Create or update the bundle's CRDs (and the TemporaryPatch CRD) before starting.",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Log line format.",
+)
 def run(
-    bundle: str, cr_path: str | None, dry_run: bool, max_reconciles: int, ready_after: int
+    bundle: str,
+    cr_path: str | None,
+    dry_run: bool,
+    max_reconciles: int,
+    ready_after: int,
+    kubeconfig: str | None,
+    namespaces: tuple[str, ...],
+    leader_elect: bool,
+    leader_election_namespace: str,
+    metrics_bind_address: str,
+    health_probe_bind_address: str,
+    max_concurrent_reconciles: int,
+    install_crds: bool,
+    log_format: str,
 ) -> None:
-    """Run the operator. Only --dry-run is available in this build.
+    """Run the operator.
 
-    With --dry-run, prints each component's state changes per reconcile pass, then the
-    CR's conditions; exits 0 when the CR ends Ready, 1 when it does not.
+    Without --dry-run: connect to the cluster (kubeconfig or in-cluster config), watch the
+    bundle's CRs and the objects they own, and reconcile them until SIGTERM/SIGINT.
+
+    With --dry-run: reconcile one CR on the embedded in-memory cluster, print each
+    component's state changes per pass, then the CR's conditions; exit 0 when the CR
+    ends Ready, 1 when it does not.
     """
     if not dry_run:
-        fail(
-            [
-                "running against a real cluster is not available in this build yet; "
-                "to see what the operator does, run it on the embedded in-memory cluster: "
-                f"oper8d run {bundle} --dry-run --cr FILE"
-            ],
-            code=EXIT_USAGE,
+        from oper8d.cli.run_cluster import RunSettings, run_on_cluster
+
+        b = load_bundle_or_exit(bundle)
+        sys.exit(
+            run_on_cluster(
+                b,
+                RunSettings(
+                    kubeconfig=kubeconfig,
+                    namespaces=namespaces,
+                    leader_elect=leader_elect,
+                    leader_election_namespace=leader_election_namespace,
+                    metrics_bind_address=metrics_bind_address,
+                    health_probe_bind_address=health_probe_bind_address,
+                    max_concurrent_reconciles=max_concurrent_reconciles,
+                    install_crds=install_crds,
+                    log_format=log_format,
+                ),
+            )
         )
     if not cr_path:
         raise click.UsageError("--dry-run needs --cr FILE (the CR to reconcile)")

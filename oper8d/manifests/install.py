@@ -36,7 +36,8 @@ def install_crds(
     while pending:
         for name in sorted(pending):
             live = cluster.get(CRD_API_VERSION, "CustomResourceDefinition", name) or {}
-            conds = {c.get("type"): c for c in (live.get("status") or {}).get("conditions", [])}
+            status = live.get("status") or {}
+            conds = {c.get("type"): c for c in status.get("conditions") or []}
             if (conds.get("Established") or {}).get("status") == "True":
                 pending.discard(name)
         if pending:

@@ -1,4 +1,4 @@
-"""``oper8d run``: the dry run on the in-memory cluster, and the missing real-cluster mode."""
+"""``oper8d run``: the dry run on the in-memory cluster, and bad credentials for the real mode."""
 
 from __future__ import annotations
 
@@ -110,11 +110,12 @@ def reconciles(result: Result) -> int:
     return int(line.split()[0])
 
 
-def test_run_without_dry_run_exits_2_and_says_how_to_dry_run() -> None:
-    result = run(WEBAPP)
-    assert result.exit_code == 2
-    assert "running against a real cluster is not available in this build yet" in result.stderr
-    assert f"oper8d run {WEBAPP} --dry-run --cr FILE" in result.stderr
+def test_run_on_a_cluster_with_unusable_credentials_says_so_and_exits_1(tmp_path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\n")
+    result = run(WEBAPP, "--kubeconfig", str(kubeconfig))
+    assert result.exit_code == 1
+    assert "cannot load cluster credentials" in result.stderr
     assert "Traceback" not in result.output
 
 

@@ -1,0 +1,188 @@
+"""One controller of a bundle running for real: the informers of its CR kind and of the kinds
+it deploys, the event handlers that enqueue CRs, and the workers that reconcile them.
+
+Created by the manager. Keys are ``(namespace, name)`` of CRs. An event on an owned object
+enqueues the CR that owns it (owner reference, or the ``oper8d.io/owner-uid`` label), so a
+Deployment becoming available wakes its CR at once instead of at the next requeue.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+from oper8d.bundle.model import Bundle, ControllerSpec
+from oper8d.cluster.base import Cluster, Obj
+from oper8d.engine.deploy import OWNER_LABEL
+from oper8d.engine.reconcile import Reconciler, ReconcileResult
+from oper8d.errors import ReconcileError
+from oper8d.runtime.events import EventRecorder
+from oper8d.runtime.informer import Informer
+from oper8d.runtime.metrics import Metrics
+from oper8d.runtime.predicates import cr_update_matters, is_paused
+from oper8d.runtime.queue import WorkQueue
+
+log = logging.getLogger("oper8d.controller")
+
+Key = tuple[str | None, str]
+
+
+@dataclass
+class ControllerRuntime:
+    """The running parts of one controller (see the module docstring)."""
+
+    bundle: Bundle
+    spec: ControllerSpec
+    cluster: Cluster
+    reconciler: Reconciler
+    queue: WorkQueue
+    cr_informers: list[Informer]
+    owned_informers: list[Informer]
+    metrics: Metrics
+    events: EventRecorder | None = None
+
+    def __post_init__(self) -> None:
+        self._workers: list[threading.Thread] = []
+        self._in_flight = 0
+        self._idle = threading.Condition()
+        for inf in self.cr_informers:
+            inf.add_handler(self._on_cr_event)
+        for inf in self.owned_informers:
+            inf.add_handler(self._on_owned_event)
+
+    # -- event handlers ------------------------------------------------------------------
+    def _on_cr_event(self, event: str, obj: Obj, old: Obj | None) -> None:
+        if event == "DELETED":
+            return
+        if is_paused(obj):
+            return
+        if event == "MODIFIED" and not cr_update_matters(old, obj):
+            return
+        meta = obj["metadata"]
+        self.queue.add((meta.get("namespace"), meta["name"]))
+
+    def _on_owned_event(self, event: str, obj: Obj, old: Obj | None) -> None:
+        key = self._owner_key(obj)
+        if key is not None:
+            self.queue.add(key)
+
+    def _owner_key(self, obj: Obj) -> Key | None:
+        meta = obj.get("metadata") or {}
+        kind = self.spec.resource
+        for ref in meta.get("ownerReferences") or []:
+            group = ref.get("apiVersion", "").split("/")[0]
+            if ref.get("kind") == kind.kind and group == kind.group:
+                return (meta.get("namespace") if kind.namespaced else None, ref["name"])
+        uid = (meta.get("labels") or {}).get(OWNER_LABEL)
+        if uid:
+            for inf in self.cr_informers:
+                cr = inf.by_uid(uid)
+                if cr is not None:
+                    return (cr["metadata"].get("namespace"), cr["metadata"]["name"])
+        return None
+
+    # -- workers -------------------------------------------------------------------------
+    def start_workers(self, count: int) -> None:
+        for i in range(count):
+            t = threading.Thread(
+                target=self._work, name=f"oper8d-{self.spec.name}-worker-{i}", daemon=True
+            )
+            t.start()
+            self._workers.append(t)
+
+    def enqueue_all(self) -> None:
+        for inf in self.cr_informers:
+            for cr in inf.list():
+                if not is_paused(cr):
+                    self.queue.add((cr["metadata"].get("namespace"), cr["metadata"]["name"]))
+
+    def _work(self) -> None:
+        while True:
+            key = self.queue.get()
+            if key is None:
+                return
+            with self._idle:
+                self._in_flight += 1
+            try:
+                self._reconcile(key)
+            finally:
+                self.queue.done(key)
+                with self._idle:
+                    self._in_flight -= 1
+                    self._idle.notify_all()
+
+    def _reconcile(self, key: Hashable) -> None:
+        namespace, name = key  # type: ignore[misc]
+        started = time.monotonic()
+        kind = self.spec.resource
+        before = self.cluster.get(kind.api_version, kind.kind, name, namespace)
+        try:
+            result = self.reconciler.reconcile(namespace, name)
+        except Exception as err:  # a bug must not kill the worker: log, back off, retry
+            log.exception("reconcile of %s/%s crashed", namespace, name)
+            self.metrics.reconcile_total(self.spec.name, "error")
+            self.queue.add_rate_limited(key)
+            self._record_error(before, err)
+            return
+        self.metrics.reconcile_duration(self.spec.name, time.monotonic() - started)
+        self._after(key, before, result)
+
+    def _after(self, key: Hashable, before: Obj | None, result: ReconcileResult) -> None:
+        err = result.error
+        if result.paused:
+            outcome = "paused"
+        elif err is not None and isinstance(err, ReconcileError) and err.fatal:
+            outcome = "error"
+        elif result.requeue_after is not None:
+            outcome = "requeue"
+        else:
+            outcome = "success"
+        self.metrics.reconcile_total(self.spec.name, outcome)
+        if outcome == "error" and result.requeue_after is None:
+            self.queue.add_rate_limited(key)
+        else:
+            self.queue.forget(key)
+            if result.requeue_after is not None:
+                self.queue.add_after(key, result.requeue_after)
+        if self.events is not None and before is not None and result.status is not None:
+            self.events.record_transition(before, before.get("status") or {}, result.status)
+        log.info(
+            "reconciled %s/%s: %s%s",
+            key[0],  # type: ignore[index]
+            key[1],  # type: ignore[index]
+            outcome,
+            f" ({err})" if err is not None else "",
+        )
+
+    def _record_error(self, cr: Obj | None, err: BaseException) -> None:
+        if self.events is not None and cr is not None:
+            self.events.record(
+                cr, type_="Warning", reason="ReconcileCrashed", note=repr(err), action="Reconcile"
+            )
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no reconcile is running (for a graceful stop)."""
+        deadline = time.monotonic() + timeout
+        with self._idle:
+            while self._in_flight:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._idle.wait(left)
+        return True
+
+    def join_workers(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        for t in self._workers:
+            t.join(max(0.0, deadline - time.monotonic()))
+
+
+def owned_kinds(spec: ControllerSpec) -> list[tuple[str, str]]:
+    """Kinds to watch for a controller: what its bundle deploys literally, plus the Secret
+    that keeps its random strings. Kinds only a text template names are read uncached."""
+    kinds = set(spec.deployed_kinds())
+    kinds.add(("v1", "Secret"))
+    return sorted(kinds)

@@ -1,0 +1,85 @@
+"""Kubernetes Events on a CR for rollout milestones and errors (``kubectl describe`` shows them).
+
+Used by the manager after each reconcile: an event is recorded only when the CR's Ready or
+Updating condition changed (reason or status), so steady reconciles record nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Mapping
+from typing import Any
+
+from oper8d.cluster.base import Cluster, Obj
+from oper8d.engine.clock import Clock, SystemClock, rfc3339
+from oper8d.errors import ClusterError
+
+log = logging.getLogger("oper8d.events")
+
+MAX_MESSAGE = 1024
+
+
+class EventRecorder:
+    """Writes ``events.k8s.io/v1`` Events about CRs."""
+
+    def __init__(self, cluster: Cluster, *, controller: str, clock: Clock | None = None):
+        self.cluster = cluster
+        self.controller = controller
+        self.clock = clock or SystemClock()
+        self.instance = socket.gethostname()
+
+    def record(self, cr: Obj, *, type_: str, reason: str, note: str, action: str) -> None:
+        meta = cr["metadata"]
+        now = self.clock.now()
+        name = f"{meta['name']}.{int(now.timestamp() * 1e6):x}"
+        event = {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": name[:253], "namespace": meta.get("namespace") or "default"},
+            "eventTime": rfc3339(now).replace("Z", ".000000Z"),
+            "reportingController": f"oper8d.io/{self.controller}",
+            "reportingInstance": self.instance[:128],
+            "action": action,
+            "reason": reason,
+            "type": type_,
+            "note": note[:MAX_MESSAGE],
+            "regarding": {
+                "apiVersion": cr["apiVersion"],
+                "kind": cr["kind"],
+                "name": meta["name"],
+                "namespace": meta.get("namespace"),
+                "uid": meta.get("uid"),
+            },
+        }
+        try:
+            self.cluster.apply(event, field_manager="oper8d-events", method="replace")
+        except ClusterError as err:  # events are best effort: never fail a reconcile
+            log.debug("event not recorded: %s", err)
+
+    def record_transition(
+        self, cr: Obj, old_status: Mapping[str, Any], new_status: Mapping[str, Any]
+    ) -> None:
+        """An event when Ready or Updating changed between two statuses."""
+        old, new = _conditions(old_status), _conditions(new_status)
+        for type_ in ("Ready", "Updating"):
+            before, after = old.get(type_), new.get(type_)
+            if after is None:
+                continue
+            key = (after.get("status"), after.get("reason"))
+            if before is not None and (before.get("status"), before.get("reason")) == key:
+                continue
+            reason = after.get("reason") or type_
+            warning = reason in ("ConfigError", "Errored", "ClusterError")
+            note = f"{type_} {after.get('status')}: {after.get('message') or reason}"
+            self.record(
+                cr,
+                type_="Warning" if warning else "Normal",
+                reason=reason,
+                note=note,
+                action="Reconcile",
+            )
+
+
+def _conditions(status: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {c.get("type"): c for c in (status or {}).get("conditions") or []}

@@ -1,0 +1,315 @@
+"""The manager: runs every controller of a bundle against a real cluster.
+
+It owns the shared parts (like controller-runtime's manager): one informer per watched
+kind and namespace, a cache-backed cluster for reads, a work queue and workers per
+controller, the TemporaryPatch controller, leader election (only the leader runs
+workers), the health/ready/metrics endpoints and a graceful stop (stop taking work,
+let in-flight reconciles finish within a grace period, release the lease).
+
+Used by ``oper8d run`` and the integration tests.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from dataclasses import dataclass, field
+
+from oper8d.bundle.model import Bundle
+from oper8d.cluster.kube import KubeCluster
+from oper8d.engine.clock import Clock, SystemClock
+from oper8d.engine.reconcile import Reconciler, ReconcilerOptions
+from oper8d.errors import ClusterError
+from oper8d.runtime.cache import CachedCluster
+from oper8d.runtime.controller import ControllerRuntime, owned_kinds
+from oper8d.runtime.events import EventRecorder
+from oper8d.runtime.informer import Informer
+from oper8d.runtime.leaderelection import LeaderElector
+from oper8d.runtime.metrics import Metrics
+from oper8d.runtime.probes import ProbeServer
+from oper8d.runtime.queue import WorkQueue
+from oper8d.runtime.temporarypatch import API_VERSION as TP_API_VERSION
+from oper8d.runtime.temporarypatch import KIND as TP_KIND
+from oper8d.runtime.temporarypatch import TemporaryPatchSync
+
+log = logging.getLogger("oper8d.manager")
+
+#: objects the operator deploys carry this label; owned-kind informers select on it
+OWNED_SELECTOR = "oper8d.io/owner-uid"
+
+
+@dataclass
+class ManagerOptions:
+    """Settings of a Manager. The defaults suit one replica watching all namespaces."""
+
+    #: namespaces to watch; empty: all namespaces
+    namespaces: tuple[str, ...] = ()
+    max_concurrent_reconciles: int = 4
+    #: components deployed concurrently within one reconcile
+    rollout_workers: int = 4
+    leader_elect: bool = False
+    leader_election_namespace: str = "default"
+    #: the Lease's name; default "<bundle name>-oper8d"
+    leader_election_id: str | None = None
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    #: "host:port" for /metrics ("" or None: off); ":0" picks a free port
+    metrics_bind_address: str | None = ":8080"
+    #: "host:port" for /healthz and /readyz ("" or None: off)
+    health_probe_bind_address: str | None = ":8081"
+    #: how often every cached object is handed to the handlers again (None: never)
+    resync_period: float | None = 600.0
+    #: how long in-flight reconciles may take to finish on stop
+    graceful_shutdown_timeout: float = 30.0
+    #: field manager of server-side apply; default: the bundle's name
+    field_manager: str | None = None
+    #: leader-election identity; default: "<hostname>_<pid>"
+    identity: str | None = None
+    events: bool = True
+    clock: Clock = field(default_factory=SystemClock)
+
+
+class Manager:
+    """See the module docstring. ``start()`` returns at once; ``stop()`` is graceful."""
+
+    def __init__(self, bundle: Bundle, cluster: KubeCluster, options: ManagerOptions | None = None):
+        self.bundle = bundle
+        self.api = cluster
+        self.options = opts = options or ManagerOptions()
+        self.metrics = Metrics()
+        self.field_manager = opts.field_manager or bundle.name
+        self.informers: dict[tuple[str, str, str | None], Informer] = {}
+        self.controllers: list[ControllerRuntime] = []
+        self._stop = threading.Event()
+        self._leading = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._servers: list[ProbeServer] = []
+        self.elector: LeaderElector | None = None
+        self._build()
+
+    # -- wiring --------------------------------------------------------------------------
+    def _scopes(self, namespaced: bool) -> list[str | None]:
+        if not namespaced or not self.options.namespaces:
+            return [None]
+        return list(self.options.namespaces)
+
+    def _informer(
+        self, api_version: str, kind: str, namespace: str | None, selector: str | None
+    ) -> Informer:
+        key = (f"{api_version}/{kind}", selector or "", namespace)
+        if key not in self.informers:  # type: ignore[comparison-overlap]
+            self.informers[key] = Informer(  # type: ignore[index]
+                self.api,
+                api_version,
+                kind,
+                namespace=namespace,
+                label_selector=selector,
+                resync_period=self.options.resync_period,
+                clock=self.options.clock,
+            )
+        return self.informers[key]  # type: ignore[index]
+
+    def _build(self) -> None:
+        opts = self.options
+        by_kind: dict[tuple[str, str], list[Informer]] = {}
+        plan = []
+        for spec in self.bundle.controllers:
+            kind = spec.resource
+            cr_infs = [
+                self._informer(kind.api_version, kind.kind, ns, None)
+                for ns in self._scopes(kind.namespaced)
+            ]
+            owned = [
+                self._informer(api_version, k, ns, OWNED_SELECTOR)
+                for api_version, k in owned_kinds(spec)
+                for ns in self._scopes(True)
+            ]
+            for inf in (*cr_infs, *owned):
+                by_kind.setdefault((inf.api_version, inf.kind), []).append(inf)
+            plan.append((spec, cr_infs, owned))
+        self.cache = CachedCluster(self.api, {k: v[0] for k, v in by_kind.items()})
+        for spec, cr_infs, owned in plan:
+            reconciler = Reconciler(
+                self.bundle,
+                spec,
+                self.cache,
+                ReconcilerOptions(
+                    field_manager=self.field_manager,
+                    max_workers=opts.rollout_workers,
+                    clock=opts.clock,
+                    operator_version=self.bundle.operator_version,
+                ),
+            )
+            queue = WorkQueue(clock=opts.clock, observer=self.metrics.queue_observer(spec.name))
+            self.controllers.append(
+                ControllerRuntime(
+                    bundle=self.bundle,
+                    spec=spec,
+                    cluster=self.cache,
+                    reconciler=reconciler,
+                    queue=queue,
+                    cr_informers=cr_infs,
+                    owned_informers=owned,
+                    metrics=self.metrics,
+                    events=EventRecorder(self.api, controller=spec.name, clock=opts.clock)
+                    if opts.events
+                    else None,
+                )
+            )
+        self._temporary_patches()
+
+    def _temporary_patches(self) -> None:
+        """The TemporaryPatch controller, when its CRD is installed."""
+        self.tp_queue: WorkQueue | None = None
+        try:
+            self.api.resource(TP_API_VERSION, TP_KIND)
+        except ClusterError:
+            log.info("TemporaryPatch CRD not installed: temporary patches are off")
+            return
+        targets = {(c.resource.api_version, c.resource.kind) for c in self.bundle.controllers}
+        self.tp_sync = TemporaryPatchSync(self.api, targets=targets, clock=self.options.clock)
+        self.tp_queue = WorkQueue(clock=self.options.clock)
+        for ns in self._scopes(True):
+            inf = self._informer(TP_API_VERSION, TP_KIND, ns, None)
+            inf.add_handler(
+                lambda _e, obj, _old: self.tp_queue.add(  # type: ignore[union-attr]
+                    (obj["metadata"].get("namespace"), obj["metadata"]["name"])
+                )
+            )
+
+    # -- probes --------------------------------------------------------------------------
+    def healthy(self) -> bool:
+        return not self._stop.is_set() or self._leading.is_set()
+
+    def ready(self) -> tuple[bool, str]:
+        waiting = [f"{i.kind}" for i in self.informers.values() if not i.has_synced()]
+        if waiting:
+            return False, "caches not synced: " + ", ".join(sorted(set(waiting)))
+        return True, "ok"
+
+    @property
+    def is_leader(self) -> bool:
+        return self._leading.is_set()
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def start(self) -> None:
+        opts = self.options
+        for addr, with_metrics in (
+            (opts.health_probe_bind_address, False),
+            (opts.metrics_bind_address, True),
+        ):
+            if addr:
+                server = ProbeServer(
+                    addr,
+                    healthy=self.healthy,
+                    ready=self.ready,
+                    metrics=self.metrics if with_metrics else None,
+                )
+                server.start()
+                self._servers.append(server)
+        for inf in self.informers.values():
+            inf.start()
+        if opts.leader_elect:
+            identity = opts.identity or f"{socket.gethostname()}_{os.getpid()}"
+            self.elector = LeaderElector(
+                self.api,
+                name=opts.leader_election_id or f"{self.bundle.name}-oper8d",
+                namespace=opts.leader_election_namespace,
+                identity=identity,
+                lease_duration=opts.lease_duration,
+                renew_deadline=opts.renew_deadline,
+                retry_period=opts.retry_period,
+                clock=opts.clock,
+            )
+            t = threading.Thread(
+                target=self.elector.run,
+                args=(self._stop, self._start_leading, self._stop_leading),
+                name="oper8d-leader-election",
+                daemon=True,
+            )
+            t.start()
+            self._threads.append(t)
+        else:
+            self._start_leading()
+
+    def _start_leading(self) -> None:
+        log.info("started leading: running controllers")
+        self._leading.set()
+        self.metrics.set_leader(True)
+        # the elector's thread must go on renewing: wait for caches elsewhere
+        t = threading.Thread(target=self._run_controllers, name="oper8d-start", daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def _run_controllers(self) -> None:
+        for inf in self.informers.values():
+            while not inf.wait_for_sync(1.0):
+                if self._stop.is_set():
+                    return
+        if self._stop.is_set():
+            return
+        for c in self.controllers:
+            c.start_workers(self.options.max_concurrent_reconciles)
+            c.enqueue_all()
+        if self.tp_queue is not None:
+            t = threading.Thread(target=self._tp_work, name="oper8d-temporarypatch", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def _stop_leading(self) -> None:
+        if not self._leading.is_set():
+            return
+        log.warning("lost leadership: stopping")
+        self._leading.clear()
+        self.metrics.set_leader(False)
+        # like controller-runtime, a replica that lost its lease stops; the process
+        # supervisor restarts it as a follower
+        self._stop.set()
+        for c in self.controllers:
+            c.queue.shutdown()
+
+    def _tp_work(self) -> None:
+        assert self.tp_queue is not None
+        while True:
+            key = self.tp_queue.get()
+            if key is None:
+                return
+            try:
+                self.tp_sync.sync(*key)  # type: ignore[misc]
+                self.tp_queue.forget(key)
+            except ClusterError as err:
+                log.warning("TemporaryPatch %s/%s: %s", key[0], key[1], err)  # type: ignore[index]
+                self.tp_queue.add_rate_limited(key)
+            finally:
+                self.tp_queue.done(key)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until stop() (or a lost lease); True when stopped."""
+        return self._stop.wait(timeout)
+
+    def stop(self) -> None:
+        """Stop taking work, let in-flight reconciles finish, release the lease."""
+        self._stop.set()
+        grace = self.options.graceful_shutdown_timeout
+        for c in self.controllers:
+            c.queue.shutdown()
+        if self.tp_queue is not None:
+            self.tp_queue.shutdown()
+        for c in self.controllers:
+            if not c.wait_idle(grace):
+                log.warning("in-flight reconciles did not finish within %.0fs", grace)
+            c.join_workers(1.0)
+        for t in self._threads:
+            t.join(grace)
+        self._leading.clear()
+        for inf in self.informers.values():
+            inf.stop()
+        for server in self._servers:
+            server.stop()
+
+    @property
+    def probe_ports(self) -> list[int]:
+        return [s.port for s in self._servers]
