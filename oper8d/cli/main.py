@@ -214,6 +214,27 @@ def graph(bundle: str, fmt: str) -> None:
     help="Namespace of the leader-election Lease.",
 )
 @click.option(
+    "--lease-duration",
+    default=15.0,
+    show_default=True,
+    type=click.FloatRange(min=1),
+    help="Leader election: seconds a Lease is valid without renewal.",
+)
+@click.option(
+    "--renew-deadline",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Leader election: a leader that cannot renew for this long stops.",
+)
+@click.option(
+    "--retry-period",
+    default=2.0,
+    show_default=True,
+    type=click.FloatRange(min=0.05),
+    help="Leader election: seconds between acquire/renew attempts.",
+)
+@click.option(
     "--metrics-bind-address",
     default=":8080",
     show_default=True,
@@ -254,6 +275,9 @@ def run(
     namespaces: tuple[str, ...],
     leader_elect: bool,
     leader_election_namespace: str,
+    lease_duration: float,
+    renew_deadline: float,
+    retry_period: float,
     metrics_bind_address: str,
     health_probe_bind_address: str,
     max_concurrent_reconciles: int,
@@ -281,6 +305,9 @@ def run(
                     namespaces=namespaces,
                     leader_elect=leader_elect,
                     leader_election_namespace=leader_election_namespace,
+                    lease_duration=lease_duration,
+                    renew_deadline=renew_deadline,
+                    retry_period=retry_period,
                     metrics_bind_address=metrics_bind_address,
                     health_probe_bind_address=health_probe_bind_address,
                     max_concurrent_reconciles=max_concurrent_reconciles,

@@ -26,6 +26,9 @@ class RunSettings:
     namespaces: tuple[str, ...] = ()
     leader_elect: bool = False
     leader_election_namespace: str = "default"
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
     metrics_bind_address: str = ":8080"
     health_probe_bind_address: str = ":8081"
     max_concurrent_reconciles: int = 4
@@ -101,6 +104,9 @@ def run_on_cluster(bundle: Bundle, settings: RunSettings) -> int:
                 max_concurrent_reconciles=settings.max_concurrent_reconciles,
                 leader_elect=settings.leader_elect,
                 leader_election_namespace=settings.leader_election_namespace,
+                lease_duration=settings.lease_duration,
+                renew_deadline=settings.renew_deadline,
+                retry_period=settings.retry_period,
                 metrics_bind_address=_address(settings.metrics_bind_address),
                 health_probe_bind_address=_address(settings.health_probe_bind_address),
             ),

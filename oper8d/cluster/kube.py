@@ -67,8 +67,12 @@ class KubeCluster:
         *,
         field_manager: str = "oper8d",
         timeout: float | None = 30.0,
+        on_request: Callable[[str, int | None], None] | None = None,
     ):
+        """``on_request(verb, http_code)`` is called after every request (code None when the
+        server could not be reached): the manager counts API requests in its metrics."""
         self.field_manager = field_manager
+        self.on_request = on_request
         self._transport = KubeTransport(api_client, timeout=timeout)
         self._discovery = Discovery(self._transport)
         self._lock = threading.Lock()
@@ -110,9 +114,19 @@ class KubeCluster:
     ) -> Any:
         with self._lock:
             self._requests[verb] += 1
-        return self._transport.request(
-            method, path, query=query, body=body, content_type=content_type
-        )
+        if self.on_request is None:
+            return self._transport.request(
+                method, path, query=query, body=body, content_type=content_type
+            )
+        try:
+            result = self._transport.request(
+                method, path, query=query, body=body, content_type=content_type
+            )
+        except ClusterError as err:
+            self.on_request(verb, err.status)
+            raise
+        self.on_request(verb, 200)
+        return result
 
     # -- reads ---------------------------------------------------------------------------
     def get(

@@ -79,7 +79,11 @@ class Manager:
         self.bundle = bundle
         self.api = cluster
         self.options = opts = options or ManagerOptions()
-        self.metrics = Metrics()
+        self.metrics = Metrics(controllers=[c.name for c in bundle.controllers])
+        if cluster.on_request is None:
+            cluster.on_request = lambda verb, code: self.metrics.api_request(
+                verb, "none" if code is None else str(code)
+            )
         self.field_manager = opts.field_manager or bundle.name
         self.informers: dict[tuple[str, str, str | None], Informer] = {}
         self.controllers: list[ControllerRuntime] = []
