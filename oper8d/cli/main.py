@@ -214,6 +214,12 @@ def graph(bundle: str, fmt: str) -> None:
     help="Namespace of the leader-election Lease.",
 )
 @click.option(
+    "--leader-election-id",
+    default=None,
+    help="Name of the leader-election Lease (default: <bundle name>-oper8d); give each "
+    "namespace shard its own.",
+)
+@click.option(
     "--lease-duration",
     default=15.0,
     show_default=True,
@@ -275,6 +281,7 @@ def run(
     namespaces: tuple[str, ...],
     leader_elect: bool,
     leader_election_namespace: str,
+    leader_election_id: str | None,
     lease_duration: float,
     renew_deadline: float,
     retry_period: float,
@@ -305,6 +312,7 @@ def run(
                     namespaces=namespaces,
                     leader_elect=leader_elect,
                     leader_election_namespace=leader_election_namespace,
+                    leader_election_id=leader_election_id,
                     lease_duration=lease_duration,
                     renew_deadline=renew_deadline,
                     retry_period=retry_period,

@@ -26,6 +26,7 @@ class RunSettings:
     namespaces: tuple[str, ...] = ()
     leader_elect: bool = False
     leader_election_namespace: str = "default"
+    leader_election_id: str | None = None
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
@@ -104,6 +105,7 @@ def run_on_cluster(bundle: Bundle, settings: RunSettings) -> int:
                 max_concurrent_reconciles=settings.max_concurrent_reconciles,
                 leader_elect=settings.leader_elect,
                 leader_election_namespace=settings.leader_election_namespace,
+                leader_election_id=settings.leader_election_id,
                 lease_duration=settings.lease_duration,
                 renew_deadline=settings.renew_deadline,
                 retry_period=settings.retry_period,
