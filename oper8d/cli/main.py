@@ -383,5 +383,11 @@ def _can_print(text: str) -> bool:
     return True
 
 
+# Commands kept in their own modules (imported lazily where they need the kubernetes client)
+from oper8d.cli.diff_cmd import diff as diff_command  # noqa: E402
+
+main.add_command(diff_command)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -18,6 +18,10 @@ Writes:
   live one is fetched first (and a 409 from a race with another writer retried);
 * ``delete``: DELETE with ``propagationPolicy``; False when the object was gone.
 
+``dry_run_apply`` sends the server-side apply PATCH with ``dryRun=All``: the object the
+server would store, nothing persisted (``oper8d diff``); counted as ``dry_run_apply``,
+not as a write.
+
 Watching (for the runtime's informers): ``list_with_version`` also returns the list's
 ``resourceVersion`` and ``watch`` streams the changes after one (see its docstring).
 
@@ -245,6 +249,25 @@ class KubeCluster:
             return self._create(res, namespace, obj, manager)
         raise ClusterError(
             f"unknown apply method {method!r}: use apply, update or replace", status=400
+        )
+
+    def dry_run_apply(self, obj: Obj, *, field_manager: str, force: bool = True) -> Obj:
+        """What a server-side apply of ``obj`` would store, without storing it (``dryRun=All``:
+        admission, defaulting and validation run; nothing is persisted). ``oper8d diff``
+        compares it with the live object. Counted as ``dry_run_apply``, not as a write."""
+        res, name, namespace = self._locate(obj)
+        query = [
+            ("fieldManager", field_manager or self.field_manager),
+            ("force", "true" if force else "false"),
+            ("dryRun", "All"),
+        ]
+        return self._send(
+            "dry_run_apply",
+            "PATCH",
+            res.object_path(name, namespace),
+            query=query,
+            body=_without_server_fields(obj),
+            content_type=APPLY_PATCH,
         )
 
     def create(self, obj: Obj, *, field_manager: str | None = None) -> Obj:

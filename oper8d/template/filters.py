@@ -99,7 +99,7 @@ def _yaml_safe_json(value: Any, separators: tuple[str, str] | None = None) -> st
     Not ``ensure_ascii``: it writes characters beyond U+FFFF as surrogate pairs
     (``\\ud83d\\ude00``), which YAML reads as two broken characters.
     """
-    text = json.dumps(value, ensure_ascii=False, sort_keys=False, separators=separators)
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=separators)
     return _YAML_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
@@ -108,14 +108,15 @@ def _as_bytes(value: str | bytes) -> bytes:
 
 
 def to_yaml(value: Any) -> str:
-    """YAML block style, keys in their order, no ``...``; the trailing newline is dropped
-    unless it ends a final block scalar's value (see the module docstring)."""
+    """YAML block style, keys sorted (as Helm's ``toYaml``: the same data gives the same
+    text whatever order the API server returned it in), no ``...``; the trailing newline
+    is dropped unless it ends a final block scalar's value (see the module docstring)."""
     _require_defined(value, "to_yaml")
     stream = io.StringIO()
     dumper = _BlockStyleDumper(
         stream,
         default_flow_style=False,
-        sort_keys=False,
+        sort_keys=True,
         allow_unicode=True,
         width=_NO_LINE_WRAP,
     )
@@ -132,7 +133,8 @@ def to_yaml(value: Any) -> str:
 
 
 def to_json(value: Any, compact: bool = False) -> str:
-    """JSON, keys in their order; ``compact=True`` drops the spaces after ``,`` and ``:``.
+    """JSON with keys sorted (as Helm's ``toJson``, so a hash of live data is the same on
+    every cluster); ``compact=True`` drops the spaces after ``,`` and ``:``.
     The text is also valid YAML (flow style) for the same value."""
     _require_defined(value, "to_json")
     return _yaml_safe_json(value, (",", ":") if compact else None)

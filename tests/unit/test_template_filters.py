@@ -49,8 +49,9 @@ def test_to_yaml_output_reads_back_as_the_same_data(value: Any) -> None:
     assert yaml.safe_load(to_yaml(value)) == value
 
 
-def test_to_yaml_writes_block_style_in_key_order_without_trailing_newline() -> None:
-    assert to_yaml({"b": 1, "a": [1, 2]}) == "b: 1\na:\n- 1\n- 2"
+def test_to_yaml_writes_block_style_with_sorted_keys_without_trailing_newline() -> None:
+    # sorted like Helm's toYaml: live data hashes the same whatever order the server used
+    assert to_yaml({"b": 1, "a": [1, 2]}) == "a:\n- 1\n- 2\nb: 1"
 
 
 def test_to_yaml_writes_multi_line_strings_as_block_scalars() -> None:
@@ -77,9 +78,9 @@ def test_to_json_and_from_json_round_trip(value: Any) -> None:
     assert from_json(to_json(value, compact=True)) == value
 
 
-def test_to_json_keeps_key_order_and_can_be_compact() -> None:
-    assert to_json({"b": 1, "a": [1, 2]}) == '{"b": 1, "a": [1, 2]}'
-    assert to_json({"b": 1, "a": [1, 2]}, compact=True) == '{"b":1,"a":[1,2]}'
+def test_to_json_sorts_keys_like_helm_and_can_be_compact() -> None:
+    assert to_json({"b": 1, "a": [1, 2]}) == '{"a": [1, 2], "b": 1}'
+    assert to_json({"b": 1, "a": [1, 2]}, compact=True) == '{"a":[1,2],"b":1}'
 
 
 def test_from_json_parses_text_in_a_template() -> None:

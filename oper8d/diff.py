@@ -1,0 +1,433 @@
+"""What the operator would change in a cluster for a CR: ``oper8d diff``'s logic (no click).
+
+The objects are rendered as ``oper8d render`` renders them (the real reconciler on the
+in-memory cluster, ``offline.reconcile_offline``), adjusted to match what the operator
+applies: the CR's namespace is resolved by the caller; when the CR exists, the render uses
+its live uid (owner references, the ``oper8d.io/owner-uid`` label); the ConfigMap named by
+``oper8.org/config-defaults`` is copied from the cluster; and objects read back during the
+render have their map keys in the API server's order (see ``ServerOrderedCluster``). Each
+object is then server-side applied with ``dryRun=All`` (field manager: the bundle name,
+forced, as the operator applies) and compared with the live object; live objects the CR
+owns that the render no longer produces are deletions, as the reconciler's prune makes them.
+
+Both sides are normalised (:func:`normalise`), written as YAML with sorted keys and compared
+with ``difflib``: one unified diff per object, ``live/<name>`` against ``merged/<name>``
+(``/dev/null`` for a new or deleted object), named as kubectl names them
+(``apps.v1.Deployment.<namespace>.<name>``). Secret values are masked as kubectl masks them.
+
+Not modelled (the render cannot know them): ``random_string()`` values the operator keeps
+in its generated Secret, ``lookup()`` of objects the bundle does not create, and
+TemporaryPatches applied to the live objects.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from oper8d import yamlio
+from oper8d.bundle.model import Bundle, ControllerSpec
+from oper8d.cluster.base import Obj
+from oper8d.cluster.memory import MemoryCluster, sequential_uids
+from oper8d.cluster.simulate import DefaultSimulator
+from oper8d.engine.config import CONFIG_DEFAULTS_ANNOTATION
+from oper8d.engine.deploy import (
+    OWNER_LABEL,
+    component_of,
+    identity,
+    inventory_of,
+    kind_key,
+    object_key,
+)
+from oper8d.errors import ClusterError
+from oper8d.kinds import CLUSTER_SCOPED_KINDS, group_of, ref_of
+from oper8d.offline import EPOCH, OfflineRun, controller_for, reconcile_offline
+
+__all__ = [
+    "DiffCluster",
+    "DiffReport",
+    "ObjectDiff",
+    "ServerOrderedCluster",
+    "compare",
+    "diff_cr",
+    "diff_name",
+    "mask_secret_data",
+    "normalise",
+    "render_for_diff",
+    "server_ordered",
+    "unified_diff",
+]
+
+#: metadata the server sets and moves on every write: it says nothing about content
+SERVER_METADATA = frozenset(
+    {"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp", "selfLink"}
+)
+#: annotations other clients and controllers keep for themselves: kubectl's client-side
+#: apply record (the whole object again, on one line) and the Deployment controller's
+#: revision counter
+NOISY_ANNOTATIONS = frozenset(
+    {"kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision"}
+)
+#: what a masked Secret value shows; changed values get a suffix so the change is visible
+MASK = "***"
+DEV_NULL = "/dev/null"
+
+Action = Literal["create", "change", "delete"]
+
+
+class DiffCluster(Protocol):
+    """What the diff needs from a cluster (``KubeCluster`` provides it)."""
+
+    def get(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> Obj | None: ...
+
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> list[Obj]: ...
+
+    def dry_run_apply(self, obj: Obj, *, field_manager: str, force: bool = True) -> Obj: ...
+
+
+@dataclass(frozen=True)
+class ObjectDiff:
+    """One object's comparison. ``text`` is its unified diff, empty when nothing changes."""
+
+    name: str  # apps.v1.Deployment.<namespace>.<name>
+    action: Action | None  # None: no difference
+    text: str
+
+
+@dataclass(frozen=True)
+class DiffReport:
+    """Every object's comparison, in rollout order and then the deletions; ``errors`` name
+    the objects the server refused to dry-run; ``warnings`` say what the diff cannot show."""
+
+    diffs: tuple[ObjectDiff, ...] = ()
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return any(d.action is not None for d in self.diffs)
+
+    @property
+    def text(self) -> str:
+        return "".join(d.text for d in self.diffs)
+
+
+# -- normalising and formatting ---------------------------------------------------------
+def normalise(obj: Obj) -> Obj:
+    """``obj`` without what the server manages (``status``, ``SERVER_METADATA``,
+    ``NOISY_ANNOTATIONS``; an annotation map left empty goes too), keys sorted at every
+    level so that key order never shows up as a difference. ``obj`` is not changed."""
+    out = {k: copy.deepcopy(v) for k, v in obj.items() if k != "status"}
+    meta = {k: v for k, v in (out.get("metadata") or {}).items() if k not in SERVER_METADATA}
+    annotations = {
+        k: v for k, v in (meta.get("annotations") or {}).items() if k not in NOISY_ANNOTATIONS
+    }
+    meta.pop("annotations", None)
+    if annotations:
+        meta["annotations"] = annotations
+    out["metadata"] = meta
+    return _sorted(out)
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _sorted(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def mask_secret_data(live: Obj | None, merged: Obj | None) -> tuple[Obj | None, Obj | None]:
+    """For a v1 Secret, every ``data`` value replaced by ``***``; a key whose value differs
+    shows ``*** (before)`` / ``*** (after)``, so the diff says *that* it changed without
+    printing it (the server folds ``stringData`` into ``data``). Other kinds pass as they are."""
+    sample = merged if merged is not None else live
+    if sample is None or (sample.get("apiVersion"), sample.get("kind")) != ("v1", "Secret"):
+        return live, merged
+    old, new = (dict((o or {}).get("data") or {}) for o in (live, merged))
+    changed = {k for k in old.keys() & new.keys() if old[k] != new[k]}
+
+    def masked(obj: Obj | None, data: dict[str, Any], suffix: str) -> Obj | None:
+        if obj is None or "data" not in obj:
+            return obj
+        return {**obj, "data": {k: f"{MASK} ({suffix})" if k in changed else MASK for k in data}}
+
+    return masked(live, old, "before"), masked(merged, new, "after")
+
+
+def diff_name(obj: Obj) -> str:
+    """kubectl's file name of an object: ``apps.v1.Deployment.<namespace>.<name>``
+    (``v1.ConfigMap...`` for the core group; no namespace part when cluster-scoped)."""
+    api_version, kind, name, namespace = identity(obj)
+    parts = [api_version.replace("/", "."), kind, namespace, name]
+    return ".".join(p for p in parts if p)
+
+
+def unified_diff(live: Obj | None, merged: Obj | None, name: str) -> str:
+    """The unified diff of two (normalised) objects as YAML; ``None`` on either side is
+    ``/dev/null``. Empty when they are equal."""
+    before = yamlio.dump(live).splitlines(keepends=True) if live is not None else []
+    after = yamlio.dump(merged).splitlines(keepends=True) if merged is not None else []
+    return "".join(
+        difflib.unified_diff(
+            before,
+            after,
+            fromfile=f"live/{name}" if live is not None else DEV_NULL,
+            tofile=f"merged/{name}" if merged is not None else DEV_NULL,
+        )
+    )
+
+
+def compare(live: Obj | None, merged: Obj | None) -> ObjectDiff:
+    """The diff of a live object (None: it does not exist) and what the server would store
+    (None: it would be deleted), both normalised and Secret values masked."""
+    sample = merged if merged is not None else live
+    if sample is None:
+        raise ValueError("compare() needs at least one object")
+    name = diff_name(sample)
+    before, after = mask_secret_data(
+        normalise(live) if live is not None else None,
+        normalise(merged) if merged is not None else None,
+    )
+    text = unified_diff(before, after, name)
+    action: Action | None = None
+    if live is None:
+        action = "create"
+    elif merged is None:
+        action = "delete"
+    elif text:
+        action = "change"
+    return ObjectDiff(name=name, action=action, text=text)
+
+
+# -- rendering --------------------------------------------------------------------------
+class ServerOrderedCluster(MemoryCluster):
+    """The in-memory cluster, reading objects back with keys in the order a real API server
+    sends them where that order is known (:func:`server_ordered`). The in-memory cluster
+    keeps the order objects were rendered in, so a value a template derives from a live
+    object (``live('config.configmap').data | to_json | sha256``) would differ from the one
+    the operator computes against a real server, and show up as a change."""
+
+    def get(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> Obj | None:
+        obj = super().get(api_version, kind, name, namespace)
+        return server_ordered(obj) if obj is not None else None
+
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str | Mapping[str, Any] | None = None,
+    ) -> list[Obj]:
+        found = super().list(api_version, kind, namespace, label_selector)
+        return [server_ordered(o) for o in found]
+
+
+def server_ordered(obj: Obj) -> Obj:
+    """``obj`` with keys ordered as the API server writes them: Go maps (labels,
+    annotations, ConfigMap and Secret data) sorted, and custom resources, which the server
+    keeps as JSON maps, sorted throughout. Other fields of built-in kinds keep their order
+    (the server's is its Go struct order, which we do not model)."""
+    group = group_of(str(obj.get("apiVersion", "")))
+    if group and "." in group and not group.endswith(".k8s.io"):
+        return _sorted(obj)
+    out = dict(obj)
+    meta = out["metadata"] = dict(obj.get("metadata") or {})
+    maps = [(meta, "labels"), (meta, "annotations")]
+    if group == "" and obj.get("kind") in ("ConfigMap", "Secret"):
+        maps += [(out, "data"), (out, "binaryData"), (out, "stringData")]
+    for parent, key in maps:
+        if isinstance(parent.get(key), Mapping):
+            parent[key] = dict(sorted(parent[key].items()))
+    return out
+
+
+def render_for_diff(
+    bundle: Bundle,
+    cr: Mapping[str, Any],
+    *,
+    live_uid: str | None = None,
+    seed_objects: Sequence[Obj] = (),
+) -> OfflineRun:
+    """``reconcile_offline`` of ``cr`` (its namespace already set) on a
+    ``ServerOrderedCluster`` where the CR has uid ``live_uid`` (when given) and
+    ``seed_objects`` (copied from the live cluster) exist before the first reconcile."""
+    controller = controller_for(bundle, cr)
+    kind = controller.resource
+    body = copy.deepcopy(dict(cr))
+    body.pop("status", None)
+    meta = body["metadata"]
+    seed = f"{meta.get('namespace')}/{meta['name']}"
+    cluster = ServerOrderedCluster(
+        clock=lambda: EPOCH,
+        uid_factory=_first_uid(live_uid, sequential_uids(seed)),
+        simulator=DefaultSimulator(),
+    )
+    cluster.register_kind(kind.api_version, kind.kind, namespaced=kind.namespaced)
+    # the CR is created first, so it is the object that takes ``live_uid``
+    cluster.apply(body, field_manager="oper8d-cli")
+    for obj in seed_objects:
+        cluster.apply(normalise(obj), field_manager="oper8d-cli")  # content, no server fields
+    return reconcile_offline(bundle, body, cluster=cluster)
+
+
+def _first_uid(uid: str | None, then: Callable[[], str]) -> Callable[[], str]:
+    pending = [uid] if uid else []
+    return lambda: pending.pop() if pending else then()
+
+
+def _without_owner(obj: Obj, uid: str) -> Obj:
+    """``obj`` without the owner label and owner reference naming ``uid``."""
+    meta = dict(obj["metadata"])
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if (k, v) != (OWNER_LABEL, uid)}
+    refs = [r for r in meta.get("ownerReferences") or [] if r.get("uid") != uid]
+    for key, value in (("labels", labels), ("ownerReferences", refs)):
+        if value:
+            meta[key] = value
+        else:
+            meta.pop(key, None)
+    return {**obj, "metadata": meta}
+
+
+# -- the diff ---------------------------------------------------------------------------
+def diff_cr(
+    bundle: Bundle, cr: Mapping[str, Any], cluster: DiffCluster, *, namespace: str = "default"
+) -> DiffReport:
+    """Compare what the operator would apply for ``cr`` with ``cluster``. ``namespace`` is
+    used when a namespaced CR names none (kubectl's rule: the context's namespace).
+
+    Raises the render's fatal error (a ``ConfigError`` for a bad CR or template) and
+    ``ClusterError`` when the cluster cannot be read; objects the server refuses to
+    dry-run are listed in ``DiffReport.errors`` and the others are still compared."""
+    controller = controller_for(bundle, cr)
+    kind = controller.resource
+    body = copy.deepcopy(dict(cr))
+    body["metadata"] = dict(body["metadata"])
+    if kind.namespaced:
+        body["metadata"].setdefault("namespace", namespace)
+    else:
+        body["metadata"].pop("namespace", None)
+    name, ns = body["metadata"]["name"], body["metadata"].get("namespace")
+    where = f"{kind.kind} {ns}/{name}" if ns else f"{kind.kind} {name}"
+    live_cr = cluster.get(kind.api_version, kind.kind, name, ns)
+    live_uid = ((live_cr or {}).get("metadata") or {}).get("uid")
+    run = render_for_diff(
+        bundle, body, live_uid=live_uid, seed_objects=_config_defaults(cluster, body)
+    )
+    if run.fatal_error is not None:
+        raise run.fatal_error
+    if run.paused:
+        return DiffReport(
+            warnings=(
+                f"{where} is paused (annotation oper8.org/pause-execution): the operator "
+                "changes nothing while it is",
+            )
+        )
+    warnings: list[str] = []
+    if not run.stable:
+        warnings.append(
+            f"the render of {where} did not complete ({_why_incomplete(run)}): objects of "
+            "components that were not reached are not compared"
+        )
+    objects = list(run.applied.values())
+    if live_uid is None:
+        placeholder = run.cr["metadata"]["uid"]
+        objects = [_without_owner(o, placeholder) for o in objects]
+        warnings.append(
+            f"{where} does not exist in the cluster: every object is new; owner references "
+            "and the owner-uid label are left out (they name the uid the CR gets when created)"
+        )
+    diffs: list[ObjectDiff] = []
+    errors: list[str] = []
+    for obj in objects:
+        try:
+            diffs.append(diff_object(cluster, obj, field_manager=bundle.name))
+        except ClusterError as err:
+            if err.status is None:  # the cluster is unreachable: every request would fail
+                raise
+            errors.append(f"{ref_of(obj)}: {err.message}")
+    if live_cr is not None and live_uid:
+        rendered = {object_key(o) for o in objects}
+        kinds = set(inventory_of(live_cr)) | {kind_key(o) for o in objects}
+        for obj in _unrendered_owned(cluster, controller, run, live_uid, ns, kinds, rendered):
+            diffs.append(compare(obj, None))
+    return DiffReport(tuple(diffs), tuple(errors), tuple(warnings))
+
+
+def diff_object(cluster: DiffCluster, wanted: Obj, *, field_manager: str) -> ObjectDiff:
+    """The live object against the server's dry-run apply of ``wanted``."""
+    api_version, kind, name, namespace = identity(wanted)
+    live = cluster.get(api_version, kind, name, namespace)
+    merged = cluster.dry_run_apply(wanted, field_manager=field_manager, force=True)
+    return compare(live, merged)
+
+
+def _config_defaults(cluster: DiffCluster, cr: Obj) -> list[Obj]:
+    annotations = cr["metadata"].get("annotations") or {}
+    name = annotations.get(CONFIG_DEFAULTS_ANNOTATION)
+    if not name:
+        return []
+    live = cluster.get("v1", "ConfigMap", str(name), cr["metadata"].get("namespace"))
+    # missing: the render fails with the reconciler's own message naming the annotation
+    return [live] if live is not None else []
+
+
+def _unrendered_owned(
+    cluster: DiffCluster,
+    controller: ControllerSpec,
+    run: OfflineRun,
+    uid: str,
+    namespace: str | None,
+    kinds: set[str],
+    rendered: set[tuple[str, str, str, str]],
+) -> list[Obj]:
+    """Live objects owned by the CR that the reconciler's prune would delete: not rendered
+    this time, of a component that was processed (deployed or disabled) or that the bundle
+    no longer has. Objects without a component (the generated-randoms Secret), of a
+    component not reached, of a hook the bundle still has, or already being deleted stay."""
+    rollout = run.last.rollout if run.results else None
+    processed = set(rollout.summary.deployed) if rollout is not None else set()
+    known = {c.name for c in controller.components}
+    hooks = {f"hook-{h.name}" for h in controller.hooks}
+    found: dict[tuple[str, str, str, str], Obj] = {}
+    for key in sorted(kinds):
+        api_version, _, kind = key.rpartition("/")
+        ns = None if kind in CLUSTER_SCOPED_KINDS else namespace
+        try:
+            items = cluster.list(api_version, kind, ns, label_selector=f"{OWNER_LABEL}={uid}")
+        except ClusterError as err:
+            if err.status == 404:  # a kind the server no longer serves has no objects
+                continue
+            raise
+        for obj in items:
+            component = component_of(obj)
+            if (
+                component is None
+                or (component in known and component not in processed)
+                or (component not in known and component in hooks)
+                or (obj.get("metadata") or {}).get("deletionTimestamp")
+                or object_key(obj) in rendered
+            ):
+                continue
+            found.setdefault(object_key(obj), obj)
+    return [found[k] for k in sorted(found)]
+
+
+def _why_incomplete(run: OfflineRun) -> str:
+    if run.results and run.last.error is not None:
+        return str(run.last.error)
+    ready = run.condition("Ready") or {}
+    return f"{ready.get('reason')}: {ready.get('message')}" if ready else "not Ready"
