@@ -3,7 +3,6 @@ until SIGTERM/SIGINT, stop gracefully. The only CLI module that imports ``kubern
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import signal
@@ -16,6 +15,7 @@ import click
 
 from oper8d.bundle.model import Bundle
 from oper8d.errors import ClusterError
+from oper8d.logs import configure_logging
 
 log = logging.getLogger("oper8d")
 
@@ -37,30 +37,9 @@ class RunSettings:
     log_format: str = "text"
 
 
-class _JsonFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        out: dict[str, Any] = {
-            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "msg": record.getMessage(),
-        }
-        if record.exc_info:
-            out["error"] = self.formatException(record.exc_info)
-        return json.dumps(out)
-
-
 def setup_logging(fmt: str) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    if fmt == "json":
-        handler.setFormatter(_JsonFormatter())
-    else:
-        handler.setFormatter(
-            logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s", "%H:%M:%S")
-        )
-    root = logging.getLogger("oper8d")
-    root.handlers[:] = [handler]
-    root.setLevel(os.environ.get("OPER8D_LOG_LEVEL", "INFO").upper())
+    """Lines of a reconcile carry its CR, reconcile id and component; Secrets are redacted."""
+    configure_logging(fmt, stream=sys.stderr, level=os.environ.get("OPER8D_LOG_LEVEL", "INFO"))
 
 
 def api_client(kubeconfig: str | None) -> Any:

@@ -41,6 +41,7 @@ from oper8d.engine.patch import TemporaryPatchRef
 from oper8d.engine.rollout import Progress, Rollout, RolloutResult
 from oper8d.engine.session import RandomSource, SecretRandoms, Session
 from oper8d.errors import ClusterError, ConfigError, Problem, ReconcileError
+from oper8d.logs import current_reconcile, redact
 
 log = logging.getLogger("oper8d.reconcile")
 
@@ -150,6 +151,7 @@ class Reconciler:
             wrote = True
 
         randoms = (opts.randoms or _secret_randoms(opts.field_manager))(self.cluster, cr)
+        scope = current_reconcile()  # the runtime's: the same id as the log lines
         session = Session(
             bundle=self.bundle,
             controller=self.controller,
@@ -157,7 +159,7 @@ class Reconciler:
             config=config,
             cluster=self.cluster,
             randoms=randoms,
-            reconcile_id=uuid.uuid4().hex[:8],
+            reconcile_id=scope.reconcile_id if scope else uuid.uuid4().hex[:8],
         )
         inventory_lock = threading.Lock()
 
@@ -374,6 +376,10 @@ class Reconciler:
         return {"generation": _gen(cr), "now": self.options.clock.now(), "kind": self.kind.kind}
 
     def _write_status(self, cr: Obj, new_status: dict[str, Any]) -> dict[str, Any] | None:
+        # an error message may quote a rendered Secret value: never put it in the status
+        for cond in new_status.get("conditions") or []:
+            if isinstance(cond.get("message"), str):
+                cond["message"] = redact(cond["message"])
         if not st.status_changed(cr.get("status") or {}, new_status):
             return None
         self._put_status(cr, new_status)

@@ -49,6 +49,7 @@ from oper8d.errors import (
     VerificationError,
 )
 from oper8d.kinds import ref_of
+from oper8d.logs import component_context, mark_secret, propagate_context
 from oper8d.template import Expr
 
 
@@ -110,7 +111,8 @@ class Rollout:
     def _run(self, graph: Graph, work: Callable[[str], None]) -> RunResult:
         if self.max_workers <= 1:
             return run_serial(graph, work)
-        return run_concurrent(graph, work, max_workers=self.max_workers)
+        # the pool's threads start with an empty context: carry the reconcile's log context
+        return run_concurrent(graph, propagate_context(work), max_workers=self.max_workers)
 
     def run(self) -> RolloutResult:
         deploy = self._run(self.graph, self._deploy_component)
@@ -174,6 +176,10 @@ class Rollout:
 
     # -- phase 1: deploy -----------------------------------------------------------------
     def _deploy_component(self, name: str) -> None:
+        with component_context(name):
+            self._deploy_in_context(name)
+
+    def _deploy_in_context(self, name: str) -> None:
         comp = self.controller.component(name)
         self.progress.update(name, "deploying")
         try:
@@ -237,6 +243,7 @@ class Rollout:
             for res in comp.resources:
                 for internal, obj in self._render_resource(res, instance, ctx):
                     obj = self._patch(comp, res, obj, internal, ctx)
+                    mark_secret(obj)  # a patch may have added values
                     result.objects[internal] = (obj, res.method, res.ready)
         with self._lock:
             self.components[comp.name] = result
@@ -283,11 +290,13 @@ class Rollout:
         if res.object is not None:
             obj = res.object.render(ctx)
             _check_object(obj, res, instance)
+            mark_secret(obj)  # before anything can log it
             return [(f"{instance}.{res.name}", obj)]
         assert res.template is not None
         docs = res.template.render(ctx)
         for doc in docs:
             _check_object(doc, res, instance)
+            mark_secret(doc)
         if len(docs) == 1:
             return [(f"{instance}.{res.name}", docs[0])]
         # several documents: "<resource>-<kind>", plus "-<name>" when the kind repeats
@@ -338,6 +347,10 @@ class Rollout:
 
     # -- phase 3: verify -----------------------------------------------------------------
     def _verify_component(self, name: str) -> None:
+        with component_context(name):
+            self._verify_in_context(name)
+
+    def _verify_in_context(self, name: str) -> None:
         rendered = self.components.get(name)
         if rendered is None or rendered.disabled:
             self.progress.update(name, "verified", "disabled")
@@ -420,7 +433,8 @@ class Rollout:
             if hook.phase != phase:
                 continue
             try:
-                applied.update(self._run_hook(hook))
+                with component_context(f"hook-{hook.name}"):
+                    applied.update(self._run_hook(hook))
             except ReconcileError:
                 raise
             except Exception as err:  # a bug or an unexpected client error: fail the rollout

@@ -17,6 +17,7 @@ from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.cluster.base import Cluster, Obj
 from oper8d.engine.config import get_path
 from oper8d.errors import ConfigError, PreconditionError
+from oper8d.logs import mark_sensitive
 from oper8d.template.names import scoped_name, truncate_name
 
 _ALPHABET = string.ascii_letters + string.digits
@@ -101,6 +102,8 @@ class SecretRandoms:
                     },
                     field_manager=self.field_manager,
                 )
+            # a generated password is a secret even where a template puts it in a ConfigMap
+            mark_sensitive(self._values[slot])
             return self._values[slot]
 
 

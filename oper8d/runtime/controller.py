@@ -19,6 +19,7 @@ from oper8d.cluster.base import Cluster, Obj
 from oper8d.engine.deploy import OWNER_LABEL
 from oper8d.engine.reconcile import Reconciler, ReconcileResult
 from oper8d.errors import ReconcileError
+from oper8d.logs import cr_key, new_reconcile_id, reconcile_context
 from oper8d.runtime.events import EventRecorder
 from oper8d.runtime.informer import Informer
 from oper8d.runtime.metrics import Metrics
@@ -116,6 +117,11 @@ class ControllerRuntime:
 
     def _reconcile(self, key: Hashable) -> None:
         namespace, name = key  # type: ignore[misc]
+        # every line logged and every event recorded from here on names this reconcile
+        with reconcile_context(new_reconcile_id(), cr_key(namespace, name)):
+            self._reconcile_in_context(key, namespace, name)
+
+    def _reconcile_in_context(self, key: Hashable, namespace: str | None, name: str) -> None:
         started = time.monotonic()
         kind = self.spec.resource
         before = self.cluster.get(kind.api_version, kind.kind, name, namespace)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import logging
 import socket
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from oper8d.cluster.base import Cluster, Obj
 from oper8d.engine.clock import Clock, SystemClock, rfc3339
 from oper8d.errors import ClusterError
+from oper8d.logs import redact
 
 log = logging.getLogger("oper8d.events")
 
@@ -32,7 +34,9 @@ class EventRecorder:
     def record(self, cr: Obj, *, type_: str, reason: str, note: str, action: str) -> None:
         meta = cr["metadata"]
         now = self.clock.now()
-        name = f"{meta['name']}.{int(now.timestamp() * 1e6):x}"
+        # time plus a random suffix: two events recorded in the same microsecond (Ready
+        # and Updating changing together) must not replace each other
+        name = f"{meta['name']}.{int(now.timestamp() * 1e6):x}.{uuid.uuid4().hex[:6]}"
         event = {
             "apiVersion": "events.k8s.io/v1",
             "kind": "Event",
@@ -43,7 +47,8 @@ class EventRecorder:
             "action": action,
             "reason": reason,
             "type": type_,
-            "note": note[:MAX_MESSAGE],
+            # redacted before it is cut, so no part of a Secret value survives the cut
+            "note": redact(note)[:MAX_MESSAGE],
             "regarding": {
                 "apiVersion": cr["apiVersion"],
                 "kind": cr["kind"],
