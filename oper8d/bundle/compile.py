@@ -12,12 +12,12 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oper8d.bundle.loader import Document, load_yaml_file, resolve_path
+from oper8d.bundle.loader import Document, PathKey, load_yaml_file, resolve_path
 from oper8d.bundle.model import (
     FORMAT_VERSION,
     Bundle,
@@ -45,12 +45,37 @@ HOOK_PHASES = ("afterDeploy", "afterDeployUnsuccessful", "afterVerify", "afterVe
 _REF = re.compile(r"^(?P<component>[a-z0-9]([-a-z0-9]*[a-z0-9])?)\.(?P<resource>.+)$")
 
 
+class _PositionIndex:
+    """The positions below a path of one document, relative to that path (what
+    ``TemplateEngine.tree`` takes for an inline object).
+
+    Scanning every position of the document for each inline object made a bundle's load
+    time grow with the square of its size; this groups the positions by their first
+    ``n`` path elements in one pass, once per prefix length asked for (inline objects
+    sit at two or three depths)."""
+
+    def __init__(self, doc: Document) -> None:
+        self._doc = doc
+        self._by_length: dict[int, dict[PathKey, dict[PathKey, SourcePos]]] = {}
+
+    def below(self, path: PathKey) -> Mapping[PathKey, SourcePos]:
+        n = len(path)
+        groups = self._by_length.get(n)
+        if groups is None:
+            groups = {}
+            for p, pos in self._doc.positions.items():
+                if len(p) >= n:
+                    groups.setdefault(p[:n], {})[p[n:]] = pos
+            self._by_length[n] = groups
+        return groups.get(path, {})
+
+
 @dataclass(frozen=True)
 class _Node:
     """A value inside a loaded document, with a way to find positions below it."""
 
     doc: Document
-    path: tuple[str | int, ...]
+    path: PathKey
     value: Any
 
     def child(self, key: str | int) -> _Node:
@@ -70,10 +95,6 @@ class _Node:
     @property
     def pos(self) -> SourcePos:
         return self.doc.pos(self.path)
-
-    def positions(self) -> dict[tuple[str | int, ...], SourcePos]:
-        n = len(self.path)
-        return {p[n:]: pos for p, pos in self.doc.positions.items() if p[:n] == self.path}
 
     def items(self) -> Iterator[_Node]:
         if isinstance(self.value, list):
@@ -102,6 +123,8 @@ class _Compiler:
         self.schemas = SchemaSet()
         self.templates = TemplateEngine()
         self.problems: list[Problem] = []
+        # id(document) -> (document, its index): the document is kept so its id stays its own
+        self._position_indexes: dict[int, tuple[Document, _PositionIndex]] = {}
 
     # -- entry ---------------------------------------------------------------------------
     def compile(self) -> Bundle:
@@ -135,6 +158,13 @@ class _Compiler:
     # -- helpers -------------------------------------------------------------------------
     def _problem(self, message: str, pos: SourcePos) -> None:
         self.problems.append(Problem(message, pos))
+
+    def _positions(self, node: _Node) -> Mapping[PathKey, SourcePos]:
+        """The positions below ``node``, keyed by their path relative to it."""
+        known = self._position_indexes.get(id(node.doc))
+        if known is None:
+            known = self._position_indexes[id(node.doc)] = (node.doc, _PositionIndex(node.doc))
+        return known[1].below(node.path)
 
     def _guard(self, fn: Any, *args: Any, **kw: Any) -> Any:
         """Run a template compile; collect its BundleError instead of stopping."""
@@ -285,7 +315,7 @@ class _Compiler:
         kinds: list[tuple[str, str]] = []
         if node.has("object"):
             body = node.child("object")
-            obj = self._guard(self.templates.tree, body.value, body.pos, body.positions())
+            obj = self._guard(self.templates.tree, body.value, body.pos, self._positions(body))
             if obj is None:
                 return None
             kinds = _literal_kinds([body.value])
@@ -365,7 +395,7 @@ class _Compiler:
 
     def _patch(self, node: _Node) -> PatchSpec | None:
         body = node.child("patch")
-        tree = self._guard(self.templates.tree, body.value, body.pos, body.positions())
+        tree = self._guard(self.templates.tree, body.value, body.pos, self._positions(body))
         if tree is None:
             return None
         target = node.child("target")

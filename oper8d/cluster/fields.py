@@ -62,17 +62,57 @@ class _Missing:
 MISSING: Any = _Missing()
 
 
+#: the JSON scalars: immutable, so a copy can share them
+_ATOMIC = frozenset({str, int, float, bool, type(None)})
+
+
 def clone(value: Any) -> Any:
-    """A deep copy of JSON-like data (mappings become dicts, tuples lists); faster than
-    ``copy.deepcopy`` for the shapes Kubernetes objects have."""
+    """A deep copy of JSON-like data (mappings become dicts, tuples lists). Anything else
+    (a datetime, a ``str`` subclass) is shared, as it is immutable in practice.
+
+    Every read of the in-memory cluster copies the object it returns, so this is its
+    hottest function: see ``_clone_dict``."""
     kind = type(value)
-    if kind is str or kind is int or kind is bool or kind is float or value is None:
-        return value  # the common leaves first: isinstance against ABCs is slow
-    if kind is dict or isinstance(value, Mapping):
+    if kind is dict:
+        return _clone_dict(value)
+    if kind is list:
+        return _clone_list(value)
+    if kind in _ATOMIC:
+        return value
+    if isinstance(value, Mapping):
         return {k: clone(v) for k, v in value.items()}
-    if kind is list or isinstance(value, tuple):
+    if isinstance(value, tuple):
         return [clone(v) for v in value]
     return value
+
+
+def _clone_dict(value: dict[Any, Any]) -> dict[Any, Any]:
+    # Copy the dict in C (scalars come along, key order kept), then replace only the
+    # containers: most values of a Kubernetes object are strings, and this spends no
+    # Python call on them (about 1.5x faster than a comprehension calling clone()).
+    out = value.copy()
+    for key, item in value.items():
+        kind = type(item)
+        if kind is dict:
+            out[key] = _clone_dict(item)
+        elif kind is list:
+            out[key] = _clone_list(item)
+        elif kind not in _ATOMIC:
+            out[key] = clone(item)
+    return out
+
+
+def _clone_list(value: list[Any]) -> list[Any]:
+    out = value.copy()
+    for index, item in enumerate(value):
+        kind = type(item)
+        if kind is dict:
+            out[index] = _clone_dict(item)
+        elif kind is list:
+            out[index] = _clone_list(item)
+        elif kind not in _ATOMIC:
+            out[index] = clone(item)
+    return out
 
 
 def content(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -105,7 +145,7 @@ def leaves(tree: Mapping[str, Any], prefix: Path = ()) -> dict[Path, Any]:
             key = KEYED_LISTS[path]
             for item in v:
                 out[(*path, _element_id(item, key))] = item
-        elif isinstance(v, Mapping) and v:
+        elif (type(v) is dict or isinstance(v, Mapping)) and v:
             out.update(leaves(v, path))
         else:
             out[path] = v
@@ -126,7 +166,8 @@ def get_path(tree: Any, path: Path) -> Any:
     """The value at ``path``, or ``MISSING``."""
     node = tree
     for i, part in enumerate(path):
-        node = _child(node, path[:i], part)
+        # a dict (the common case) without slicing the path for _child
+        node = node.get(part, MISSING) if type(node) is dict else _child(node, path[:i], part)
         if node is MISSING:
             return MISSING
     return node
@@ -174,7 +215,7 @@ def _merge_into(target: dict[str, Any], overlay: Mapping[str, Any], keyed: bool,
             target.pop(k, None)
         elif keyed and path in KEYED_LISTS and isinstance(v, list) and isinstance(current, list):
             _merge_keyed(current, v, KEYED_LISTS[path])
-        elif isinstance(v, Mapping):
+        elif type(v) is dict or isinstance(v, Mapping):
             if not isinstance(current, dict):
                 current = target[k] = {}
             _merge_into(current, v, keyed, path)
@@ -196,7 +237,11 @@ def merge(
 def differs(before: Any, after: Any) -> bool:
     """Whether a field changed. A map that exists before and after is unchanged: owning
     a map means owning its existence, not its contents."""
-    if isinstance(before, Mapping) and isinstance(after, Mapping):
+    # (type checks first: isinstance against the Mapping ABC is slow, and this runs for
+    # every owned field of every write)
+    if (type(before) is dict or isinstance(before, Mapping)) and (
+        type(after) is dict or isinstance(after, Mapping)
+    ):
         return False
     return before != after
 

@@ -19,6 +19,7 @@ import base64
 import copy
 import hashlib
 import json
+import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -28,12 +29,16 @@ from oper8d.cluster.base import Cluster, Method, Obj
 from oper8d.engine.config import INTERNAL_NAME_ANNOTATION, passthrough_annotations
 from oper8d.kinds import CLUSTER_SCOPED_KINDS, group_of
 
+log = logging.getLogger("oper8d.deploy")
+
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 OWNER_LABEL = "oper8d.io/owner-uid"
 HASH_ANNOTATION = "oper8d.io/applied-hash"
 COMPONENT_ANNOTATION = "oper8d.io/component"
 #: on the CR: the ``apiVersion/Kind``s it has deployed, so pruning knows what to list
 INVENTORY_ANNOTATION = "oper8d.io/inventory"
+#: metadata keys first in a prepared object, in this order; the rest follow as they came
+_METADATA_ORDER = ("name", "generateName", "namespace", "labels", "annotations", "ownerReferences")
 
 
 @dataclass
@@ -114,17 +119,28 @@ class DeployManager:
 
     # -- stamping ------------------------------------------------------------------------
     def prepare(self, obj: Obj, internal_name: str, component: str) -> Obj:
-        """Our copy of ``obj`` as it will be applied: namespace, labels, annotations, owner."""
-        obj = copy.deepcopy(obj)
-        meta = obj.setdefault("metadata", {})
+        """``obj`` as it will be applied: namespace, labels, annotations, owner.
+
+        ``obj`` is left unchanged. The result is a new top-level dict with new
+        ``metadata``, ``labels``, ``annotations`` and ``ownerReferences``; everything else
+        (``spec``, ``data`` ...) is shared with ``obj``, not deep-copied. That is safe
+        because the rollout hands over objects nobody else holds: every render returns
+        fresh objects (``TreeTemplate``, ``TextTemplate``'s parse cache, expression results
+        copied out of the context) and the patch functions never share with their patch
+        bodies. Nothing changes a prepared object afterwards; the cluster copies what it
+        is sent. (A deep copy here cost as much as the rest of ``prepare``.)
+        """
+        obj = dict(obj)
+        meta = _copied(obj.get("metadata", {}))
         namespaced = obj.get("kind") not in CLUSTER_SCOPED_KINDS
         if namespaced and not meta.get("namespace") and self.cr_namespace:
             meta["namespace"] = self.cr_namespace
-        labels = meta.setdefault("labels", {})
+        # new dicts: the input's may be shared (a YAML alias: ``matchLabels: *labels``)
+        labels = meta["labels"] = _copied(meta.get("labels", {}))
         labels.setdefault(MANAGED_BY_LABEL, "oper8d")
         if self.cr_uid:
             labels[OWNER_LABEL] = self.cr_uid
-        annotations = meta.setdefault("annotations", {})
+        annotations = meta["annotations"] = _copied(meta.get("annotations", {}))
         annotations[INTERNAL_NAME_ANNOTATION] = internal_name
         annotations[COMPONENT_ANNOTATION] = component
         for key, value in self._passthrough.items():
@@ -143,11 +159,15 @@ class DeployManager:
             refs = [r for r in meta.get("ownerReferences", []) if r.get("uid") != self.cr_uid]
             meta["ownerReferences"] = [*refs, ref]
         # a stable, conventional key order: name, namespace, labels, annotations, owners, rest
-        order = ("name", "generateName", "namespace", "labels", "annotations", "ownerReferences")
-        obj["metadata"] = {k: meta[k] for k in order if k in meta} | {
-            k: v for k, v in meta.items() if k not in order
+        obj["metadata"] = {k: meta[k] for k in _METADATA_ORDER if k in meta} | {
+            k: v for k, v in meta.items() if k not in _METADATA_ORDER
         }
-        annotations[HASH_ANNOTATION] = content_hash(obj)
+        # the hash of the object without its hash annotation: hashed as it stands unless
+        # the input carried one (content_hash then leaves it out of a copy)
+        if HASH_ANNOTATION in annotations:
+            annotations[HASH_ANNOTATION] = content_hash(obj)
+        else:
+            annotations[HASH_ANNOTATION] = _sha(obj)
         return obj
 
     # -- writes --------------------------------------------------------------------------
@@ -161,6 +181,7 @@ class DeployManager:
                 self.stats.unchanged.append(label)
             return live, False
         self._remember_kind(obj)
+        log.debug("applying %s (%s)", label, "created" if live is None else "changed")
         live = self.cluster.apply(obj, field_manager=self.field_manager, method=method)
         self.memory.remember(obj, live)
         with self._lock:
@@ -249,6 +270,11 @@ def content_hash(obj: Obj) -> str:
     annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != HASH_ANNOTATION}
     meta["annotations"] = annotations
     body["metadata"] = meta
+    return _sha(body)
+
+
+def _sha(body: Obj) -> str:
+    # sorted keys: the hash must not depend on the order a template or patch wrote keys in
     data = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(data.encode()).hexdigest()[:32]
 
@@ -307,10 +333,21 @@ def _hash_of(obj: Obj) -> str | None:
 
 
 def _contains(live: Any, wanted: Any) -> bool:
+    """Whether ``live`` holds every field of ``wanted`` with the same value (lists whole)."""
     if isinstance(wanted, dict):
         if not isinstance(live, dict):
             return False
-        return all(k in live and _contains(live[k], v) for k, v in wanted.items())
+        for key, value in wanted.items():
+            if key not in live:
+                return False
+            found = live[key]
+            # equal values contain each other: one comparison in C settles most subtrees
+            # (labels, containers the server did not default) without a Python walk
+            if found is value or (type(found) is type(value) and found == value):
+                continue
+            if not _contains(found, value):
+                return False
+        return True
     if isinstance(wanted, list):
         return (
             isinstance(live, list)
@@ -318,6 +355,11 @@ def _contains(live: Any, wanted: Any) -> bool:
             and all(_contains(a, b) for a, b in zip(live, wanted, strict=True))
         )
     return bool(live == wanted)
+
+
+def _copied(value: Any) -> Any:
+    """A shallow copy of a map, for ``prepare`` to change; anything else as it is."""
+    return dict(value) if isinstance(value, dict) else value
 
 
 def _label(obj: Obj) -> str:

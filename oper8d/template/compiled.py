@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jinja2 import Template
+from jinja2.runtime import Context
 
 from oper8d.errors import SourcePos
 from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache
@@ -35,8 +36,27 @@ class CompiledString:
 
     def render(self, parent: dict[str, Any]) -> Any:
         """Render with ``parent``: the template context already merged with the globals."""
+        return self._run(self.template.new_context(parent, shared=True))
+
+    def render_in(self, context: Context) -> Any:
+        """Render in ``context``, which the strings of one ``TreeTemplate`` render share
+        (creating a Jinja context costs as much as evaluating a short expression).
+
+        The context's own variables (``{% set %}``, the ``result`` of an expression) are
+        cleared afterwards, so every string sees only the shared parent, exactly as with
+        a context of its own. A string defining ``{% block %}``s gets a context of its own,
+        because a context carries the blocks of the template it was made for."""
+        if self.template.blocks:
+            return self.render(context.parent)
+        try:
+            return self._run(context)
+        finally:
+            if context.vars:
+                context.vars.clear()
+                context.exported_vars.clear()
+
+    def _run(self, context: Context) -> Any:
         template = self.template
-        context = template.new_context(parent, shared=True)
         try:
             if self.native:
                 # the compiled code assigns the expression to ``result`` (as

@@ -13,6 +13,11 @@ autoescape off (the output is YAML, not HTML) and ``keep_trailing_newline``. It 
 loader: ``include``, ``import`` and ``extends`` are rejected at load time. The sandbox keeps
 templates away from Python internals; it does not bound the memory or time a template may
 use.
+
+Bundles repeat the same template strings many times (``{{ scoped_name('app') }}``,
+``{{ spec.replicas }}`` in every component), so an engine compiles each distinct source
+once and shares the Jinja template between its occurrences; each occurrence still gets
+its own ``CompiledString`` carrying its own position for error messages.
 """
 
 from __future__ import annotations
@@ -54,6 +59,10 @@ class TemplateEngine:
         env.filters.update(template_filters())  # our `indent` replaces Jinja's (Helm's rule)
         env.globals["truncate_name"] = truncate_name
         self._env = env
+        # source -> (native, live() references, template) of what compiled without error;
+        # a source that fails is compiled again at each occurrence, to report each position
+        self._strings: dict[str, tuple[bool, frozenset[str], Template]] = {}
+        self._bare_expressions: dict[str, tuple[frozenset[str], Template]] = {}
 
     # -- public API ---------------------------------------------------------------------
 
@@ -109,6 +118,15 @@ class TemplateEngine:
 
     def _compile_string(self, source: str, pos: SourcePos) -> CompiledString:
         """Compile a template string; a lone ``{{ expr }}`` keeps the expression's type."""
+        known = self._strings.get(source)
+        if known is None:
+            compiled = self._compile_new_string(source, pos)
+            self._strings[source] = (compiled.native, compiled.references, compiled.template)
+            return compiled
+        native, references, template = known
+        return CompiledString(source, pos, references, native=native, template=template)
+
+    def _compile_new_string(self, source: str, pos: SourcePos) -> CompiledString:
         try:
             ast = self._env.parse(source)
         except TemplateSyntaxError as exc:
@@ -121,6 +139,15 @@ class TemplateEngine:
         return CompiledString(source, pos, live_references(ast), native=False, template=template)
 
     def _compile_bare_expression(self, source: str, pos: SourcePos) -> CompiledString:
+        known = self._bare_expressions.get(source)
+        if known is None:
+            compiled = self._compile_new_bare_expression(source, pos)
+            self._bare_expressions[source] = (compiled.references, compiled.template)
+            return compiled
+        references, template = known
+        return CompiledString(source, pos, references, native=True, template=template)
+
+    def _compile_new_bare_expression(self, source: str, pos: SourcePos) -> CompiledString:
         # the parsing half of Environment.compile_expression, with a clearer error
         parser = Parser(self._env, source, state="variable")
         try:

@@ -8,6 +8,10 @@ renders it on every reconcile. Compilation builds a plan once:
 - a mapping or list with templates inside is rebuilt from a prepared copy of its constant
   scalars, with only the templated entries computed;
 - a templated string is a compiled Jinja template (a single expression keeps its type).
+
+All templated strings of one render are evaluated in one Jinja context (see
+``CompiledString.render_in``): creating a context per string cost as much as evaluating
+the string. Each string still reports its own position when it fails.
 """
 
 from __future__ import annotations
@@ -16,14 +20,18 @@ import marshal
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from jinja2 import Environment
+from jinja2.runtime import Context, new_context
+
 from oper8d.errors import BundleError, ConfigError, Problem, SourcePos
 from oper8d.template.compiled import CompiledString
 from oper8d.template.failures import excerpt
 from oper8d.template.values import UnsupportedValue, normalize
 
 Path = tuple[str | int, ...]
-#: renders one node of the plan from the merged context (context + globals)
-Renderer = Callable[[dict[str, Any]], Any]
+#: renders one node of the plan in the render's Jinja context (whose parent is the
+#: template context merged with the globals)
+Renderer = Callable[[Context], Any]
 CompileString = Callable[[str, SourcePos], CompiledString]
 
 
@@ -35,7 +43,15 @@ def is_templated(text: str) -> bool:
 class TreeTemplate:
     """A compiled inline object; ``render`` returns a new object each time."""
 
-    __slots__ = ("_globals", "_render", "is_static", "pos", "references")
+    __slots__ = (
+        "_constant",
+        "_environment",
+        "_globals",
+        "_render",
+        "is_static",
+        "pos",
+        "references",
+    )
 
     def __init__(
         self,
@@ -56,7 +72,10 @@ class TreeTemplate:
         self.pos = pos
         self.references = frozenset(planner.references)
         self.is_static = render is None
-        self._render: Renderer = _static(plain) if render is None else render
+        self._constant = _fresh_copies(plain) if render is None else None
+        self._render = render
+        # a templated string was compiled whenever there is a renderer: never None then
+        self._environment = planner.environment
         self._globals = globals
 
     def __repr__(self) -> str:
@@ -64,18 +83,28 @@ class TreeTemplate:
 
     def render(self, context: Mapping[str, Any]) -> Any:
         """The object for ``context``; the caller may mutate it."""
-        if self.is_static:
-            return self._render({})
-        return self._render({**self._globals, **context})
+        if self._render is None or self._environment is None:
+            assert self._constant is not None
+            return self._constant()
+        parent = {**self._globals, **context}
+        # one context for every string of this render (template name None, no blocks)
+        shared = new_context(self._environment, None, {}, parent, True, self._globals)
+        return self._render(shared)
+
+
+def _fresh_copies(value: Any) -> Callable[[], Any]:
+    """A function returning a fresh deep copy of constant plain data on each call."""
+    if not isinstance(value, dict | list):
+        return lambda: value  # scalars are immutable
+    blob = marshal.dumps(value)
+    loads = marshal.loads
+    return lambda: loads(blob)
 
 
 def _static(value: Any) -> Renderer:
     """A renderer that returns a fresh deep copy of constant plain data."""
-    if not isinstance(value, dict | list):
-        return lambda _parent: value  # scalars are immutable
-    blob = marshal.dumps(value)
-    loads = marshal.loads
-    return lambda _parent: loads(blob)
+    fresh = _fresh_copies(value)
+    return lambda _context: fresh()
 
 
 class _Planner:
@@ -89,6 +118,8 @@ class _Planner:
         self._compile_string = compile_string
         self.references: set[str] = set()
         self.problems: list[Problem] = []
+        #: the environment the strings were compiled in (None while there is none)
+        self.environment: Environment | None = None
 
     def pos_of(self, path: Path) -> SourcePos:
         """The position of the node at ``path``, else of its nearest known ancestor."""
@@ -102,7 +133,7 @@ class _Planner:
         """The renderer of ``value``, or None when it holds no template (constant)."""
         if isinstance(value, str):
             compiled = self._compile(value, path)
-            return compiled.render if compiled else None
+            return compiled.render_in if compiled else None
         if isinstance(value, dict):
             return self._plan_mapping(value, path)
         if isinstance(value, list):
@@ -118,6 +149,7 @@ class _Planner:
             self.problems.extend(exc.problems)
             return None
         self.references |= compiled.references
+        self.environment = compiled.template.environment
         return compiled
 
     def _plan_mapping(self, mapping: dict[Any, Any], path: Path) -> Renderer | None:
@@ -139,10 +171,10 @@ class _Planner:
                 base[key] = None
                 computed.append((key, _static(value)))
 
-        def render_mapping(parent: dict[str, Any]) -> dict[Any, Any]:
+        def render_mapping(context: Context) -> dict[Any, Any]:
             out = base.copy()
             for key, render in computed:
-                out[key] = render(parent)
+                out[key] = render(context)
             return out
 
         return render_mapping
@@ -160,10 +192,10 @@ class _Planner:
                 base[index] = None
                 computed.append((index, _static(item)))
 
-        def render_list(parent: dict[str, Any]) -> list[Any]:
+        def render_list(context: Context) -> list[Any]:
             out = base.copy()
             for index, render in computed:
-                out[index] = render(parent)
+                out[index] = render(context)
             return out
 
         return render_list
@@ -184,12 +216,12 @@ def _mapping_with_templated_keys(
         for key, key_template, value, value_render in entries
     ]
 
-    def render_mapping(parent: dict[str, Any]) -> dict[Any, Any]:
+    def render_mapping(context: Context) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
         key_origins: dict[str, CompiledString] = {}
         for key, key_template, value, value_render in plan:
             if key_template is not None:
-                key = key_template.render(parent)
+                key = key_template.render_in(context)
                 if not isinstance(key, str):
                     raise ConfigError(
                         f"a templated key must render to a string, got {type(key).__name__} "
@@ -205,7 +237,7 @@ def _mapping_with_templated_keys(
                 )
             if key_template is not None:
                 key_origins[key] = key_template
-            out[key] = value if value_render is None else value_render(parent)
+            out[key] = value if value_render is None else value_render(context)
         return out
 
     return render_mapping

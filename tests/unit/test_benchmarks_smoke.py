@@ -21,7 +21,7 @@ _REPO_ROOT = str(Path(__file__).resolve().parents[2])
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-from benchmarks import bench_reconcile, bench_render, run  # noqa: E402
+from benchmarks import bench_reconcile, bench_render, compare, run  # noqa: E402
 from benchmarks.bench_import import parse_importtime  # noqa: E402
 from benchmarks.gen import OBJECTS_PER_COMPONENT, write_bundle  # noqa: E402
 from benchmarks.timing import Samples, sample, sample_per_op  # noqa: E402
@@ -129,6 +129,17 @@ def test_quick_run_prints_every_section_and_no_kubernetes_import(
     assert "- after oper8d validate: no" in out
     assert "- after oper8d render: no" in out
     assert "oper8d validate examples/operators/stateful" in out
+
+
+def test_a_comparison_of_a_checkout_with_itself_has_a_row_per_operation() -> None:
+    root = Path(_REPO_ROOT)
+
+    table = compare.compare(root, root, rounds=1, long=2, short=2, scale=1000)
+
+    rows = table.splitlines()[2:]
+    assert len(rows) == len(compare.OPERATIONS)
+    assert rows[0].startswith("| load + validate + compile, 2 components |")
+    assert all(row.count("|") == 5 for row in rows)
 
 
 def test_an_unknown_section_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
