@@ -88,6 +88,8 @@ class Manager:
         self.informers: dict[tuple[str, str, str | None], Informer] = {}
         self.controllers: list[ControllerRuntime] = []
         self._stop = threading.Event()
+        # the elector stops only after in-flight reconciles ended (see stop())
+        self._stop_election = threading.Event()
         self._leading = threading.Event()
         self._threads: list[threading.Thread] = []
         self._servers: list[ProbeServer] = []
@@ -230,7 +232,7 @@ class Manager:
             )
             t = threading.Thread(
                 target=self.elector.run,
-                args=(self._stop, self._start_leading, self._stop_leading),
+                args=(self._stop_election, self._start_leading, self._stop_leading),
                 name="oper8d-leader-election",
                 daemon=True,
             )
@@ -266,7 +268,10 @@ class Manager:
     def _stop_leading(self) -> None:
         if not self._leading.is_set():
             return
-        log.warning("lost leadership: stopping")
+        if self._stop_election.is_set():
+            log.info("stopped leading")
+        else:
+            log.warning("lost leadership: stopping")
         self._leading.clear()
         self.metrics.set_leader(False)
         # like controller-runtime, a replica that lost its lease stops; the process
@@ -306,6 +311,8 @@ class Manager:
             if not c.wait_idle(grace):
                 log.warning("in-flight reconciles did not finish within %.0fs", grace)
             c.join_workers(1.0)
+        # only now give up the Lease: a standby must not start while we still write
+        self._stop_election.set()
         for t in self._threads:
             t.join(grace)
         self._leading.clear()

@@ -3,6 +3,7 @@ the envtest control plane, and bounded waits on cluster state."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 import uuid
@@ -63,7 +64,7 @@ def copy_example(name: str, dest: Path) -> Path:
 
 @contextmanager
 def running_operator(
-    api_client: Any, bundle_path: Path, namespace: str, **options: Any
+    api_client: Any, bundle_path: Path, namespace: str, *, cleanup: bool = True, **options: Any
 ) -> Iterator[Manager]:
     """Install the bundle's CRDs, run its Manager watching ``namespace`` with a client of
     its own (so ``manager.api.requests`` counts only the operator's requests), stop it after."""
@@ -82,4 +83,17 @@ def running_operator(
     try:
         yield manager
     finally:
+        # delete the CRs while the operator runs, so their finalizers are removed and the
+        # test namespace does not stay Terminating
+        for spec in bundle.controllers if cleanup else ():
+            kind = spec.resource
+            for cr in cluster.list(kind.api_version, kind.kind, namespace):
+                cluster.delete(kind.api_version, kind.kind, cr["metadata"]["name"], namespace)
+            # the test's own assertions matter more than a slow cleanup
+            with contextlib.suppress(AssertionError):
+                wait_for(
+                    f"{kind.kind} CRs to be finalized",
+                    lambda kind=kind: not cluster.list(kind.api_version, kind.kind, namespace),
+                    timeout=30,
+                )
         manager.stop()

@@ -108,7 +108,7 @@ def test_a_component_removed_from_the_bundle_is_pruned(
     k8s: client.ApiClient, cluster: KubeCluster, ns: str, tmp_path: Path
 ) -> None:
     bundle = copy_example("webapp", tmp_path)
-    with running_operator(k8s, bundle, ns):
+    with running_operator(k8s, bundle, ns, cleanup=False):
         cluster.apply(sample("webapp", "webapp.yaml", ns), field_manager="test")
         wait_for("WebApp Ready", lambda: _ready(cluster, *WEBAPP, "hello", ns))
     hpa = ("autoscaling/v2", "HorizontalPodAutoscaler", "hello-app", ns)
