@@ -386,11 +386,13 @@ def _can_print(text: str) -> bool:
 # Commands kept in their own modules (imported lazily where they need the kubernetes client)
 from oper8d.cli.diff_cmd import diff as diff_command  # noqa: E402
 from oper8d.cli.init_cmd import init as init_command  # noqa: E402
+from oper8d.cli.manifests_cmd import manifests as manifests_command  # noqa: E402
 from oper8d.cli.test_cmd import test as test_command  # noqa: E402
 
 main.add_command(diff_command)
 main.add_command(test_command)
 main.add_command(init_command)
+main.add_command(manifests_command)
 
 
 if __name__ == "__main__":  # pragma: no cover
