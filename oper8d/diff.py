@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol
 
 from oper8d import yamlio
 from oper8d.bundle.model import Bundle, ControllerSpec
-from oper8d.cluster.base import Obj
+from oper8d.cluster.base import ClusterReader, Obj
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.cluster.simulate import DefaultSimulator
 from oper8d.engine.config import CONFIG_DEFAULTS_ANNOTATION
@@ -78,20 +78,8 @@ DEV_NULL = "/dev/null"
 Action = Literal["create", "change", "delete"]
 
 
-class DiffCluster(Protocol):
+class DiffCluster(ClusterReader, Protocol):
     """What the diff needs from a cluster (``KubeCluster`` provides it)."""
-
-    def get(
-        self, api_version: str, kind: str, name: str, namespace: str | None = None
-    ) -> Obj | None: ...
-
-    def list(
-        self,
-        api_version: str,
-        kind: str,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-    ) -> list[Obj]: ...
 
     def dry_run_apply(self, obj: Obj, *, field_manager: str, force: bool = True) -> Obj: ...
 

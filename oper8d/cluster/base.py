@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
+from oper8d.errors import ClusterError
+
 Obj = dict[str, Any]
 Method = Literal["apply", "update", "replace"]
 Propagation = Literal["Background", "Foreground", "Orphan"]
 
 
-class Cluster(Protocol):
-    """CRUD on Kubernetes objects. Errors are ``oper8d.errors.ClusterError``
-    (``status`` holds the HTTP code: 409 conflict, 422 invalid, ...)."""
+class ClusterReader(Protocol):
+    """Reads of live objects: what simulators and ``oper8d diff`` need."""
 
     def get(
         self, api_version: str, kind: str, name: str, namespace: str | None = None
@@ -34,6 +35,11 @@ class Cluster(Protocol):
         """Objects of a kind, optionally in one namespace and matching a label selector
         (``"a=b,c!=d,e in (x,y),!f"``)."""
         ...
+
+
+class Cluster(ClusterReader, Protocol):
+    """CRUD on Kubernetes objects. Errors are ``oper8d.errors.ClusterError``
+    (``status`` holds the HTTP code: 409 conflict, 422 invalid, ...)."""
 
     def apply(
         self, obj: Obj, *, field_manager: str, method: Method = "apply", force: bool = True
@@ -63,3 +69,15 @@ class Cluster(Protocol):
         """Delete an object; False when it was already gone. With finalizers the object
         stays, with ``metadata.deletionTimestamp`` set, until they are removed."""
         ...
+
+
+PROPAGATIONS = ("Background", "Foreground", "Orphan")
+
+
+def check_propagation(propagation: str) -> None:
+    """Refuse a deletion propagation policy the API server does not know (a 400)."""
+    if propagation not in PROPAGATIONS:
+        raise ClusterError(
+            f"unknown propagation {propagation!r}: use Background, Foreground or Orphan",
+            status=400,
+        )

@@ -37,7 +37,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from oper8d.cluster.base import Method, Obj, Propagation
+from oper8d.cluster.base import Method, Obj, Propagation, check_propagation
 from oper8d.cluster.fields import content, merge
 from oper8d.cluster.kube_discovery import Discovery, Resource
 from oper8d.cluster.kube_transport import APPLY_PATCH, EventStream, KubeTransport, Query
@@ -301,11 +301,7 @@ class KubeCluster:
         *,
         propagation: Propagation = "Background",
     ) -> bool:
-        if propagation not in ("Background", "Foreground", "Orphan"):
-            raise ClusterError(
-                f"unknown propagation {propagation!r}: use Background, Foreground or Orphan",
-                status=400,
-            )
+        check_propagation(propagation)
         res = self.resource(api_version, kind)
         try:
             self._send(

@@ -76,7 +76,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from oper8d.cluster.base import Method, Obj, Propagation
+from oper8d.cluster.base import Method, Obj, Propagation, check_propagation
 from oper8d.cluster.fields import clone
 from oper8d.cluster.selectors import as_selector
 from oper8d.cluster.simulate import Simulator
@@ -266,11 +266,7 @@ class MemoryCluster:
         *,
         propagation: Propagation = "Background",
     ) -> bool:
-        if propagation not in ("Background", "Foreground", "Orphan"):
-            raise ClusterError(
-                f"unknown propagation {propagation!r}: use Background, Foreground or Orphan",
-                status=400,
-            )
+        check_propagation(propagation)
         with self._lock:
             self.requests["delete"] += 1
             deleted = self._store.delete(

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from oper8d.cluster.base import ClusterReader
 from oper8d.cluster.fields import MISSING, clone
 from oper8d.cluster.workload_status import Builder, StatusContext, builder_for
 
@@ -39,20 +40,8 @@ __all__ = ["ClusterView", "DefaultSimulator", "Simulator"]
 Obj = dict[str, Any]
 
 
-class ClusterView(Protocol):
+class ClusterView(ClusterReader, Protocol):
     """What a simulator may read (reads through it are not counted as client requests)."""
-
-    def get(
-        self, api_version: str, kind: str, name: str, namespace: str | None = None
-    ) -> Obj | None: ...
-
-    def list(
-        self,
-        api_version: str,
-        kind: str,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-    ) -> list[Obj]: ...
 
     def now(self) -> datetime:
         """The cluster's clock."""
