@@ -260,6 +260,11 @@ def graph(bundle: str, fmt: str) -> None:
     help="CRs of one controller reconciled at the same time.",
 )
 @click.option(
+    "--replace-on-invalid",
+    is_flag=True,
+    help="When the API server refuses a server-side apply as invalid (422), PUT the object.",
+)
+@click.option(
     "--install-crds",
     is_flag=True,
     help="Create or update the bundle's CRDs (and the TemporaryPatch CRD) before starting.",
@@ -288,6 +293,7 @@ def run(
     metrics_bind_address: str,
     health_probe_bind_address: str,
     max_concurrent_reconciles: int,
+    replace_on_invalid: bool,
     install_crds: bool,
     log_format: str,
 ) -> None:
@@ -319,6 +325,7 @@ def run(
                     metrics_bind_address=metrics_bind_address,
                     health_probe_bind_address=health_probe_bind_address,
                     max_concurrent_reconciles=max_concurrent_reconciles,
+                    replace_on_invalid=replace_on_invalid,
                     install_crds=install_crds,
                     log_format=log_format,
                 ),

@@ -33,6 +33,7 @@ class RunSettings:
     metrics_bind_address: str = ":8080"
     health_probe_bind_address: str = ":8081"
     max_concurrent_reconciles: int = 4
+    replace_on_invalid: bool = False
     install_crds: bool = False
     log_format: str = "text"
 
@@ -82,6 +83,7 @@ def run_on_cluster(bundle: Bundle, settings: RunSettings) -> int:
             ManagerOptions(
                 namespaces=settings.namespaces,
                 max_concurrent_reconciles=settings.max_concurrent_reconciles,
+                replace_on_invalid=settings.replace_on_invalid,
                 leader_elect=settings.leader_elect,
                 leader_election_namespace=settings.leader_election_namespace,
                 leader_election_id=settings.leader_election_id,

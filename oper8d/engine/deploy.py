@@ -27,6 +27,7 @@ from typing import Any
 
 from oper8d.cluster.base import Cluster, Method, Obj
 from oper8d.engine.config import INTERNAL_NAME_ANNOTATION, passthrough_annotations
+from oper8d.errors import ClusterError
 from oper8d.kinds import CLUSTER_SCOPED_KINDS, group_of
 
 log = logging.getLogger("oper8d.deploy")
@@ -99,12 +100,16 @@ class DeployManager:
         field_manager: str,
         record_inventory: Callable[[set[str]], None] | None = None,
         memory: AppliedMemory | None = None,
+        replace_on_invalid: bool = False,
     ):
         """``record_inventory`` persists the set of deployed kinds (the reconciler writes it to
         the CR) and is called *before* the first object of a new kind is created, so an
         object can never exist that pruning would not find. ``memory`` remembers what the
         server stored for our applies (see the module docstring)."""
         self.cluster = cluster
+        #: when a server-side apply is refused as invalid (422, or the 500 the API server
+        #: answers when it cannot build a typed patch), PUT the object instead
+        self.replace_on_invalid = replace_on_invalid
         self.memory = memory if memory is not None else AppliedMemory()
         self.record_inventory = record_inventory
         self.inventory: set[str] = set(inventory_of(cr))
@@ -182,7 +187,13 @@ class DeployManager:
             return live, False
         self._remember_kind(obj)
         log.debug("applying %s (%s)", label, "created" if live is None else "changed")
-        live = self.cluster.apply(obj, field_manager=self.field_manager, method=method)
+        try:
+            live = self.cluster.apply(obj, field_manager=self.field_manager, method=method)
+        except ClusterError as err:
+            if not (self.replace_on_invalid and method == "apply" and err.status in (422, 500)):
+                raise
+            log.warning("server-side apply of %s refused (%s): replacing it", label, err)
+            live = self.cluster.apply(obj, field_manager=self.field_manager, method="replace")
         self.memory.remember(obj, live)
         with self._lock:
             self.stats.applied.append(label)

@@ -74,6 +74,8 @@ class ReconcilerOptions:
     randoms: Callable[[Cluster, Obj], RandomSource] | None = None
     progress: Progress | None = None
     operator_version: str | None = None
+    #: PUT an object whose server-side apply the API server refuses as invalid (422)
+    replace_on_invalid: bool = False
 
 
 class Reconciler:
@@ -178,6 +180,7 @@ class Reconciler:
             field_manager=opts.field_manager,
             record_inventory=record_inventory,
             memory=self._applied,
+            replace_on_invalid=opts.replace_on_invalid,
         )
         try:
             patches = self._temporary_patches(cr)

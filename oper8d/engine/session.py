@@ -17,6 +17,7 @@ from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.cluster.base import Cluster, Obj
 from oper8d.engine.config import get_path
 from oper8d.errors import ConfigError, PreconditionError
+from oper8d.kinds import CLUSTER_SCOPED_KINDS
 from oper8d.logs import mark_sensitive
 from oper8d.template.names import scoped_name, truncate_name
 
@@ -173,7 +174,9 @@ class Session:
     def lookup(
         self, api_version: str, kind: str, name: str, namespace: str | None = None
     ) -> Obj | None:
-        return self.cluster.get(api_version, kind, name, namespace or self.namespace)
+        # a cluster-scoped object has no namespace, whatever the CR's is
+        namespace = None if kind in CLUSTER_SCOPED_KINDS else namespace or self.namespace
+        return self.cluster.get(api_version, kind, name, namespace)
 
 
 #: what a Secret's data key may hold (the API server refuses anything else)

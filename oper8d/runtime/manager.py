@@ -69,6 +69,8 @@ class ManagerOptions:
     #: leader-election identity; default: "<hostname>_<pid>"
     identity: str | None = None
     events: bool = True
+    #: PUT an object whose server-side apply is refused as invalid (see engine.deploy)
+    replace_on_invalid: bool = False
     clock: Clock = field(default_factory=SystemClock)
 
 
@@ -147,6 +149,7 @@ class Manager:
                     max_workers=opts.rollout_workers,
                     clock=opts.clock,
                     operator_version=self.bundle.operator_version,
+                    replace_on_invalid=opts.replace_on_invalid,
                 ),
             )
             queue = WorkQueue(clock=opts.clock, observer=self.metrics.queue_observer(spec.name))

@@ -211,3 +211,24 @@ def test_config_error_from_a_template_fails_the_rollout(tmp_path: Path) -> None:
     assert (ready["reason"], ready["status"]) == ("ConfigError", "False")
     assert "size must be even" in ready["message"]
     assert h.objects() == []
+
+
+def test_lookup_of_a_cluster_scoped_kind_ignores_the_crs_namespace() -> None:
+    from oper8d.cluster.memory import MemoryCluster
+    from oper8d.engine.session import SeededRandoms, Session
+
+    cluster = MemoryCluster()
+    cluster.apply(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}},
+        field_manager="t",
+    )
+    session = Session(
+        bundle=None,  # type: ignore[arg-type]
+        controller=None,  # type: ignore[arg-type]
+        cr={"metadata": {"name": "x", "namespace": "default"}},
+        config={},
+        cluster=cluster,
+        randoms=SeededRandoms("s"),
+    )
+    assert session.lookup("v1", "Namespace", "team-a")["metadata"]["name"] == "team-a"
+    assert session.lookup("v1", "ConfigMap", "missing") is None
