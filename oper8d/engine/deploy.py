@@ -204,8 +204,14 @@ class DeployManager:
 
     def remember_kinds(self, objs: Iterable[Obj]) -> None:
         """Add the objects' kinds to the inventory, persisting it once if any is new."""
+        self.expect_kinds((o["apiVersion"], o["kind"]) for o in objs)
+
+    def expect_kinds(self, kinds: Iterable[tuple[str, str]]) -> None:
+        """Add (apiVersion, kind) pairs to the inventory, persisting it once if any is new.
+        The reconciler calls it with every kind the bundle writes literally before the
+        rollout, so a first reconcile records its inventory in one write, not one per kind."""
         with self._lock:
-            new = {kind_key(o) for o in objs} - self.inventory
+            new = {f"{api_version}/{kind}" for api_version, kind in kinds} - self.inventory
             if not new:
                 return
             self.inventory |= new

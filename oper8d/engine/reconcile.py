@@ -182,6 +182,7 @@ class Reconciler:
             memory=self._applied,
             replace_on_invalid=opts.replace_on_invalid,
         )
+        deployer.expect_kinds(self.controller.deployed_kinds())
         try:
             patches = self._temporary_patches(cr)
         except ReconcileError as err:

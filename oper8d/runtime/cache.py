@@ -150,6 +150,17 @@ def _requirements(selector: str | None) -> frozenset[tuple[str, str, tuple[str, 
     )
 
 
+def _implies(wanted: frozenset[tuple[str, str, tuple[str, ...]]], selector: str) -> bool:
+    """True when every object matching ``wanted`` also matches ``selector``: each of the
+    selector's requirements is in ``wanted``, or is ``key exists`` and ``wanted`` pins the
+    key to values (``key=v`` / ``key in (...)``)."""
+    pinned = {key for key, op, _values in wanted if op == "In"}
+    return all(
+        req in wanted or (req[1] == "Exists" and req[0] in pinned)
+        for req in _requirements(selector)
+    )
+
+
 class CachedCluster:
     """A ``Cluster`` reading through informers; see the module docstring."""
 
@@ -187,7 +198,7 @@ class CachedCluster:
         for informer in self._readers(api_version, kind):
             if informer.namespace is not None and informer.namespace != scope:
                 continue
-            if informer.label_selector and not _requirements(informer.label_selector) <= wanted:
+            if informer.label_selector and not _implies(wanted, informer.label_selector):
                 continue
             return informer.list(scope, label_selector)
         return self.cluster.list(api_version, kind, namespace, label_selector)

@@ -229,6 +229,21 @@ def test_an_informer_with_a_label_selector_serves_only_lists_it_covers(api: Fake
     assert api.requests["list"] == 1
 
 
+def test_an_informer_selecting_on_a_label_key_serves_lists_pinning_that_key(api: FakeApi) -> None:
+    # the manager's owned-object informers select "oper8d.io/owner-uid" (the key exists);
+    # prune lists "oper8d.io/owner-uid=<uid>": that is a subset, so the cache answers it
+    informer = cached_configmaps(label_selector="tier")
+    cached = CachedCluster(api, {("v1", "ConfigMap"): informer})  # type: ignore[arg-type,dict-item]
+
+    pinned = cached.list("v1", "ConfigMap", "a", "tier=web")
+    one_of = cached.list("v1", "ConfigMap", "a", "tier in (web,db)")
+    other_key = cached.list("v1", "ConfigMap", "a", "app=x")
+
+    assert [source(o) for o in pinned] == ["cache"]
+    assert [source(o) for o in one_of] == ["cache"]
+    assert other_key == [] and api.requests["list"] == 1  # only the last went to the API
+
+
 def test_an_informer_with_a_label_selector_answers_gets_only_for_what_it_holds(
     api: FakeApi,
 ) -> None:
