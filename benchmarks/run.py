@@ -4,7 +4,9 @@ Run from the repository root. Sections: the machine, render throughput, raw temp
 cost per object, in-memory reconciles (with oper8's measured anchor), start-up cost.
 ``--quick`` uses tiny iteration counts and small bundles (the smoke test runs it: the
 numbers are meaningless, the code paths are the real ones); ``--profile`` appends cProfile
-hot spots; ``--only`` picks sections. docs/benchmarks.md holds a recorded run.
+hot spots; ``--only`` picks sections; ``--cluster`` (opt-in: needs the built test
+environment and takes minutes) appends ``benchmarks.bench_cluster`` with 200 WebApps (3 with
+``--quick``). docs/benchmarks.md holds a recorded run.
 """
 
 from __future__ import annotations
@@ -223,6 +225,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--only", default=",".join(SECTIONS), help=f"comma-separated sections of {SECTIONS}"
     )
+    parser.add_argument(
+        "--cluster", action="store_true", help="also 200 CRs on a real control plane (minutes)"
+    )
     args = parser.parse_args(argv)
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = [s for s in sections if s not in SECTIONS]
@@ -230,6 +235,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
     start = time.perf_counter()
     text = report(QUICK if args.quick else Settings(), sections, args.profile)
+    if args.cluster:
+        from benchmarks import bench_cluster  # only when asked: it loads the kubernetes client
+
+        text += "\n" + "\n".join(bench_cluster.section(3 if args.quick else 200, workers=(4,)))
     print(text)
     print(f"_whole run: {time.perf_counter() - start:.1f} s; command: python -m benchmarks.run "
           f"{' '.join(argv if argv is not None else sys.argv[1:])}_")  # fmt: skip
