@@ -14,7 +14,7 @@ bundle can deploy and from what the runtime does (see docs/operations.md):
   need it where the OwnerReferencesPermissionEnforcement admission plugin runs);
 * Secrets (random strings): ``get/list/watch/create/patch``; ConfigMaps (config
   defaults): ``get``; TemporaryPatches: ``get/list/watch/update/patch``;
-  ``events.k8s.io`` Events: ``create/update/patch`` (the recorder PUTs a new Event);
+  ``events.k8s.io`` Events: ``create/patch`` (the recorder POSTs each Event);
 * ``lookup('v1', 'Secret', ...)`` calls with literal arguments: ``get`` on that kind;
 * the leader-election Lease, in the operator's namespace only: ``get/update`` of the
   Lease by name and ``create``.
@@ -54,7 +54,7 @@ DEPLOY_UNWATCHED = frozenset({"get", "list", "create", "patch", "delete"})
 CR = READ | {"update", "patch"}
 SUBRESOURCE_WRITE = frozenset({"update", "patch"})
 SECRET_RANDOMS = READ | {"create", "patch"}
-EVENT_WRITE = frozenset({"create", "update", "patch"})
+EVENT_WRITE = frozenset({"create", "patch"})
 LEASE_BY_NAME = frozenset({"get", "update"})
 
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"

@@ -10,9 +10,9 @@ import logging
 import socket
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
-from oper8d.cluster.base import Cluster, Obj
+from oper8d.cluster.base import Obj
 from oper8d.engine.clock import Clock, SystemClock, rfc3339
 from oper8d.errors import ClusterError
 from oper8d.logs import redact
@@ -22,10 +22,16 @@ log = logging.getLogger("oper8d.events")
 MAX_MESSAGE = 1024
 
 
+class EventSink(Protocol):
+    """Creates objects (``KubeCluster``, ``MemoryCluster``): one POST per Event."""
+
+    def create(self, obj: Obj, *, field_manager: str) -> Obj: ...
+
+
 class EventRecorder:
     """Writes ``events.k8s.io/v1`` Events about CRs."""
 
-    def __init__(self, cluster: Cluster, *, controller: str, clock: Clock | None = None):
+    def __init__(self, cluster: EventSink, *, controller: str, clock: Clock | None = None):
         self.cluster = cluster
         self.controller = controller
         self.clock = clock or SystemClock()
@@ -58,7 +64,7 @@ class EventRecorder:
             },
         }
         try:
-            self.cluster.apply(event, field_manager="oper8d-events", method="replace")
+            self.cluster.create(event, field_manager="oper8d-events")
         except ClusterError as err:  # events are best effort: never fail a reconcile
             log.debug("event not recorded: %s", err)
 

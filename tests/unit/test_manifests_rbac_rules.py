@@ -31,7 +31,7 @@ DEPLOYED = ("get", "list", "watch", "create", "patch", "delete")
 CR = ("get", "list", "watch", "update", "patch")
 STATUS = ("update", "patch")
 RANDOM_SECRETS = ("get", "list", "watch", "create", "patch")
-EVENTS = ("create", "update", "patch")
+EVENTS = ("create", "patch")
 
 #: what every operator needs besides the kinds it deploys
 COMMON = {
