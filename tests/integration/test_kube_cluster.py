@@ -93,8 +93,12 @@ def install_crd(
     raise AssertionError(f"CRD {name} not Established after {timeout}s")
 
 
-def request_totals(env: Environment) -> Counter[tuple[str, str, str]]:
-    """``apiserver_request_total`` summed by (verb, resource, subresource)."""
+def request_totals(
+    env: Environment, *, succeeded_only: bool = False
+) -> Counter[tuple[str, str, str]]:
+    """``apiserver_request_total`` summed by (verb, resource, subresource); with
+    ``succeeded_only``, only requests answered 2xx (a controller retrying a refused write in
+    a terminating namespace then does not count)."""
     context = ssl.create_default_context(cafile=str(env.ca_file))
     request = urllib.request.Request(f"{env.server_url}/metrics")
     request.add_header("Authorization", f"Bearer {env.admin_token}")
@@ -107,6 +111,8 @@ def request_totals(env: Environment) -> Counter[tuple[str, str, str]]:
         labels_text, value = line[len("apiserver_request_total{") :].rsplit("} ", 1)
         labels = dict(part.split("=", 1) for part in _split_labels(labels_text))
         labels = {k: v.strip('"') for k, v in labels.items()}
+        if succeeded_only and not labels.get("code", "").startswith("2"):
+            continue
         key = (labels.get("verb", ""), labels.get("resource", ""), labels.get("subresource", ""))
         totals[key] += int(float(value))
     return totals

@@ -160,14 +160,21 @@ def test_resyncs_of_a_stable_cr_reconcile_but_send_no_writes(
         # the reconcile that wrote Ready records its Events after the status: let the
         # operator's own writes settle first (bounded; a write every poll fails the test)
         wait_for("the operator to stop writing", _quiet(manager.api), 30)
+        # kube-controller-manager writes a kube-root-ca.crt ConfigMap into every namespace:
+        # let it land before counting ConfigMap writes
+        wait_for(
+            "kube-root-ca.crt in the namespace",
+            lambda: cluster.get("v1", "ConfigMap", "kube-root-ca.crt", ns),
+            30,
+        )
         metrics_port = manager.probe_ports[-1]
         reconciles_before = _reconcile_total(metrics_port)
         writes_before = manager.api.writes
-        server_before = _webapp_writes(request_totals(envtest))
+        server_before = _webapp_writes(request_totals(envtest, succeeded_only=True))
 
         time.sleep(2 * resync + 1)  # resyncs are time-based: let at least two happen
 
-        server_after = _webapp_writes(request_totals(envtest))
+        server_after = _webapp_writes(request_totals(envtest, succeeded_only=True))
         assert manager.api.writes == writes_before, manager.api.requests
         assert server_after == server_before, server_after - server_before
         assert _reconcile_total(metrics_port) >= reconciles_before + 2

@@ -135,13 +135,14 @@ def test_group_and_kind_options_shape_the_custom_resource(tmp_path: Path) -> Non
     assert CliRunner().invoke(test_cmd.test, [str(target)]).exit_code == 0
 
 
-def test_without_dir_the_bundle_is_created_in_a_folder_named_after_it(tmp_path: Path) -> None:
-    runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=tmp_path) as cwd:
-        result = runner.invoke(init_cmd.init, ["web-shop"])
-        assert result.exit_code == 0, result.output
-        assert files_under(Path(cwd) / "web-shop") == FILES
-        operator = yaml.safe_load((Path(cwd) / "web-shop" / "operator.yaml").read_text())
+def test_without_dir_the_bundle_is_created_in_a_folder_named_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(init_cmd.init, ["web-shop"])
+    assert result.exit_code == 0, result.output
+    assert files_under(tmp_path / "web-shop") == FILES
+    operator = yaml.safe_load((tmp_path / "web-shop" / "operator.yaml").read_text())
     assert operator["controllers"][0]["resource"]["kind"] == "WebShop"
 
 
