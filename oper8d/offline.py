@@ -258,3 +258,14 @@ def _stable(status: Mapping[str, Any]) -> bool:
     conds = {c.get("type"): c for c in status.get("conditions", [])}
     ready, updating = conds.get("Ready", {}), conds.get("Updating", {})
     return ready.get("status") == "True" and updating.get("status") == "False"
+
+
+def why_incomplete(run: OfflineRun) -> str | None:
+    """Why a run that did not become stable stopped (``oper8d render``'s ``# not complete``
+    line, and bundle tests' golden renders)."""
+    if run.paused:
+        return "the CR is paused (annotation oper8.org/pause-execution): nothing is applied"
+    if run.last.error is not None:
+        return str(run.last.error)
+    ready = run.condition("Ready")
+    return f"{ready.get('reason')}: {ready.get('message')}" if ready else None

@@ -15,20 +15,9 @@ from oper8d.bundle.model import Bundle
 from oper8d.cli.render_output import render_stream
 from oper8d.cluster.base import Obj
 from oper8d.cluster.simulate import ClusterView, Simulator
-from oper8d.offline import OfflineRun, would_delete
+from oper8d.offline import OfflineRun, why_incomplete, would_delete
 
 __all__ = ["RecordingSimulator", "render_text", "why_incomplete"]
-
-
-def why_incomplete(run: OfflineRun) -> str | None:
-    """Why a run that did not become stable stopped, as ``oper8d render`` says it (the
-    ``# not complete: ...`` line)."""
-    if run.paused:
-        return "the CR is paused (annotation oper8.org/pause-execution): nothing is applied"
-    if run.last.error is not None:
-        return str(run.last.error)
-    ready = run.condition("Ready")
-    return f"{ready.get('reason')}: {ready.get('message')}" if ready else None
 
 
 def render_text(bundle: Bundle, run: OfflineRun) -> str:

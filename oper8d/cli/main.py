@@ -28,7 +28,7 @@ from oper8d.cli.inputs import (
 from oper8d.errors import Oper8dError, ReconcileError
 
 if TYPE_CHECKING:
-    from oper8d.offline import OfflineRun
+    pass
 
 _BUNDLE = click.argument("bundle", type=click.Path(exists=True), metavar="BUNDLE")
 _CR_TYPE = click.Path(exists=True, dir_okay=False)
@@ -102,7 +102,7 @@ def render(bundle: str, cr_path: str, output_dir: str | None) -> None:
     disabled components are listed as `# would delete ...` lines at the end.
     """
     from oper8d.cli.render_output import render_stream, write_folder
-    from oper8d.offline import reconcile_offline, would_delete
+    from oper8d.offline import reconcile_offline, why_incomplete, would_delete
 
     b = load_bundle_or_exit(bundle)
     cr = load_cr_or_exit(cr_path)
@@ -125,7 +125,7 @@ def render(bundle: str, cr_path: str, output_dir: str | None) -> None:
             )
         fail([locate(run.fatal_error, bundle, cr)], hint=hint)
     deletions = would_delete(b, run)
-    incomplete = None if run.stable else _why_incomplete(run)
+    incomplete = None if run.stable else why_incomplete(run)
     if output_dir:
         written = write_folder(Path(output_dir), list(run.applied.items()), deletions)
         click.echo(f"wrote {_plural(len(written), 'file')} to {output_dir}", err=True)
@@ -133,15 +133,6 @@ def render(bundle: str, cr_path: str, output_dir: str | None) -> None:
             click.secho(f"warning: not complete: {incomplete}", fg="yellow", err=True)
         return
     click.echo(render_stream(list(run.applied.values()), deletions, incomplete), nl=False)
-
-
-def _why_incomplete(run: OfflineRun) -> str | None:
-    if run.paused:
-        return "the CR is paused (annotation oper8.org/pause-execution): nothing is applied"
-    if run.last.error is not None:
-        return str(run.last.error)
-    ready = run.condition("Ready")
-    return f"{ready.get('reason')}: {ready.get('message')}" if ready else None
 
 
 @main.command()
