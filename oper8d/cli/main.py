@@ -298,28 +298,26 @@ def run(
     ends Ready, 1 when it does not.
     """
     if not dry_run:
-        from oper8d.cli.run_cluster import RunSettings, run_on_cluster
+        from oper8d.cli.run_cluster import run_on_cluster
+        from oper8d.runtime.manager import ManagerOptions
 
+        options = ManagerOptions(
+            namespaces=namespaces,
+            max_concurrent_reconciles=max_concurrent_reconciles,
+            replace_on_invalid=replace_on_invalid,
+            leader_elect=leader_elect,
+            leader_election_namespace=leader_election_namespace,
+            leader_election_id=leader_election_id,
+            lease_duration=lease_duration,
+            renew_deadline=renew_deadline,
+            retry_period=retry_period,
+            metrics_bind_address=_endpoint(metrics_bind_address),
+            health_probe_bind_address=_endpoint(health_probe_bind_address),
+        )
         b = load_bundle_or_exit(bundle)
         sys.exit(
             run_on_cluster(
-                b,
-                RunSettings(
-                    kubeconfig=kubeconfig,
-                    namespaces=namespaces,
-                    leader_elect=leader_elect,
-                    leader_election_namespace=leader_election_namespace,
-                    leader_election_id=leader_election_id,
-                    lease_duration=lease_duration,
-                    renew_deadline=renew_deadline,
-                    retry_period=retry_period,
-                    metrics_bind_address=metrics_bind_address,
-                    health_probe_bind_address=health_probe_bind_address,
-                    max_concurrent_reconciles=max_concurrent_reconciles,
-                    replace_on_invalid=replace_on_invalid,
-                    install_crds=install_crds,
-                    log_format=log_format,
-                ),
+                b, options, kubeconfig=kubeconfig, install_crds=install_crds, log_format=log_format
             )
         )
     if not cr_path:
@@ -366,6 +364,11 @@ def run(
         fail([str(err)])
     print_summary(outcome, max_reconciles=max_reconciles, seconds=elapsed[0])
     sys.exit(0 if outcome.ready else EXIT_INVALID)
+
+
+def _endpoint(address: str) -> str | None:
+    """ "0" (or "") turns an HTTP endpoint off, as controller-runtime's flags do."""
+    return None if address in ("", "0") else address
 
 
 def _plural(n: int, noun: str) -> str:

@@ -8,8 +8,7 @@ import os
 import signal
 import sys
 import threading
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -17,25 +16,11 @@ from oper8d.bundle.model import Bundle
 from oper8d.errors import ClusterError
 from oper8d.logs import configure_logging
 
+if TYPE_CHECKING:
+    from oper8d.cluster.kube import KubeCluster
+    from oper8d.runtime.manager import ManagerOptions
+
 log = logging.getLogger("oper8d")
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    kubeconfig: str | None = None
-    namespaces: tuple[str, ...] = ()
-    leader_elect: bool = False
-    leader_election_namespace: str = "default"
-    leader_election_id: str | None = None
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
-    metrics_bind_address: str = ":8080"
-    health_probe_bind_address: str = ":8081"
-    max_concurrent_reconciles: int = 4
-    replace_on_invalid: bool = False
-    install_crds: bool = False
-    log_format: str = "text"
 
 
 def setup_logging(fmt: str) -> None:
@@ -56,44 +41,33 @@ def api_client(kubeconfig: str | None) -> Any:
     return config.new_client_from_config()
 
 
-def _address(value: str) -> str | None:
-    return None if value in ("", "0") else value
-
-
-def run_on_cluster(bundle: Bundle, settings: RunSettings) -> int:
-    setup_logging(settings.log_format)
+def run_on_cluster(
+    bundle: Bundle,
+    options: ManagerOptions,
+    *,
+    kubeconfig: str | None = None,
+    install_crds: bool = False,
+    log_format: str = "text",
+) -> int:
+    """Run the manager until SIGTERM/SIGINT; the process's exit code."""
+    setup_logging(log_format)
     from oper8d.cluster.kube import KubeCluster
-    from oper8d.runtime.manager import Manager, ManagerOptions
+    from oper8d.runtime.manager import Manager
 
     try:
-        client = api_client(settings.kubeconfig)
+        client = api_client(kubeconfig)
     except Exception as err:  # the kubernetes config loaders raise several types
         click.secho(f"error: cannot load cluster credentials: {err}", fg="red", err=True)
         return 1
-    cluster = KubeCluster(client, field_manager=bundle.name)
+    cluster = KubeCluster(client, field_manager=options.field_manager or bundle.name)
     try:
-        if settings.install_crds:
-            from oper8d.manifests.install import install_crds
+        if install_crds:
+            from oper8d.manifests.install import install_crds as install
 
-            for name in install_crds(cluster, bundle):
+            for name in install(cluster, bundle):
                 log.info("CRD %s installed", name)
-        manager = Manager(
-            bundle,
-            cluster,
-            ManagerOptions(
-                namespaces=settings.namespaces,
-                max_concurrent_reconciles=settings.max_concurrent_reconciles,
-                replace_on_invalid=settings.replace_on_invalid,
-                leader_elect=settings.leader_elect,
-                leader_election_namespace=settings.leader_election_namespace,
-                leader_election_id=settings.leader_election_id,
-                lease_duration=settings.lease_duration,
-                renew_deadline=settings.renew_deadline,
-                retry_period=settings.retry_period,
-                metrics_bind_address=_address(settings.metrics_bind_address),
-                health_probe_bind_address=_address(settings.health_probe_bind_address),
-            ),
-        )
+        preflight(cluster, bundle)
+        manager = Manager(bundle, cluster, options)
     except ClusterError as err:
         click.secho(f"error: {err}", fg="red", err=True)
         return 1
@@ -110,7 +84,7 @@ def run_on_cluster(bundle: Bundle, settings: RunSettings) -> int:
         "operator %s running: %d controller(s), namespaces: %s",
         bundle.name,
         len(bundle.controllers),
-        ", ".join(settings.namespaces) or "all",
+        ", ".join(options.namespaces) or "all",
     )
     while not stop.is_set() and not manager.wait(0.5):
         pass
@@ -118,3 +92,25 @@ def run_on_cluster(bundle: Bundle, settings: RunSettings) -> int:
     manager.stop()
     log.info("stopped")
     return 1 if lost_lease else 0
+
+
+def preflight(cluster: KubeCluster, bundle: Bundle) -> None:
+    """Fail fast when the API server cannot be reached; warn, once and with the fix, about
+    CR kinds it does not serve yet (the informers pick them up when their CRDs appear)."""
+    for spec in bundle.controllers:
+        kind = spec.resource
+        try:
+            cluster.resource(kind.api_version, kind.kind)
+        except ClusterError as err:
+            if err.status is None:
+                raise ClusterError(
+                    f"{err}; check --kubeconfig (or $KUBECONFIG) and that the cluster is up"
+                ) from err
+            if err.status != 404:
+                raise
+            log.warning(
+                "the cluster has no CRD for %s %s yet: run with --install-crds, or apply the "
+                "CRDs from `oper8d manifests`; waiting for it",
+                kind.api_version,
+                kind.kind,
+            )

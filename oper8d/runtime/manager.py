@@ -175,7 +175,9 @@ class Manager:
         self.tp_queue: WorkQueue | None = None
         try:
             self.api.resource(TP_API_VERSION, TP_KIND)
-        except ClusterError:
+        except ClusterError as err:
+            if err.status != 404:
+                raise
             log.info("TemporaryPatch CRD not installed: temporary patches are off")
             return
         targets = {(c.resource.api_version, c.resource.kind) for c in self.bundle.controllers}
@@ -245,7 +247,7 @@ class Manager:
             self._start_leading()
 
     def _start_leading(self) -> None:
-        log.info("started leading: running controllers")
+        log.info("started leading: running controllers" if self.elector else "running controllers")
         self._leading.set()
         self.metrics.set_leader(True)
         # the elector's thread must go on renewing: wait for caches elsewhere

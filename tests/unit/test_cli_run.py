@@ -123,3 +123,34 @@ def test_a_dry_run_needs_a_cr() -> None:
     result = run(WEBAPP, "--dry-run")
     assert result.exit_code == 2
     assert "--dry-run needs --cr FILE" in result.stderr
+
+
+def test_run_on_an_unreachable_cluster_fails_at_once_and_says_what_to_check(tmp_path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+    )
+    result = run(WEBAPP, "--kubeconfig", str(kubeconfig), "--metrics-bind-address", "0")
+    assert result.exit_code == 1
+    assert "cannot reach the API server at https://127.0.0.1:1" in result.stderr
+    assert "check --kubeconfig" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_preflight_warns_once_with_the_fix_when_a_crd_is_missing(caplog) -> None:
+    from oper8d.bundle import load_bundle
+    from oper8d.cli.run_cluster import preflight
+    from oper8d.errors import ClusterError
+
+    class NoCrds:
+        def resource(self, api_version: str, kind: str) -> None:
+            raise ClusterError(f"kind {kind} not served", status=404)
+
+    with caplog.at_level("WARNING", logger="oper8d"):
+        preflight(NoCrds(), load_bundle(WEBAPP))  # type: ignore[arg-type]
+    [record] = caplog.records
+    assert "no CRD for demo.oper8d.io/v1alpha1 WebApp" in record.getMessage()
+    assert "--install-crds" in record.getMessage()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from oper8d.cli.run_cluster import RunSettings
+from oper8d.runtime.manager import ManagerOptions
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "Dockerfile"
@@ -188,7 +188,7 @@ def test_the_exposed_ports_are_the_default_metrics_and_probe_ports(
     instructions: list[Instruction],
 ) -> None:
     exposed = next(i.args for i in final_stage(instructions) if i.keyword == "EXPOSE").split()
-    defaults = RunSettings()
+    defaults = ManagerOptions()
     assert exposed == [
         defaults.metrics_bind_address.rpartition(":")[2],
         defaults.health_probe_bind_address.rpartition(":")[2],
