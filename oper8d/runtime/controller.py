@@ -125,8 +125,12 @@ class ControllerRuntime:
         started = time.monotonic()
         kind = self.spec.resource
         before = self.cluster.get(kind.api_version, kind.kind, name, namespace)
+        if before is None:  # deleted (and finalized) since it was queued
+            self.queue.forget(key)
+            return
         try:
-            result = self.reconciler.reconcile(namespace, name)
+            # the CR just read is the one reconciled: one cache read, not two
+            result = self.reconciler.reconcile_object(before)
         except Exception as err:  # a bug must not kill the worker: log, back off, retry
             log.exception("reconcile of %s/%s crashed", namespace, name)
             self.metrics.reconcile_total(self.spec.name, "error")
