@@ -5,7 +5,7 @@ in-memory cluster, ``offline.reconcile_offline``), adjusted to match what the op
 applies: the CR's namespace is resolved by the caller; when the CR exists, the render uses
 its live uid (owner references, the ``oper8d.io/owner-uid`` label); the ConfigMap named by
 ``oper8.org/config-defaults`` is copied from the cluster; and objects read back during the
-render have their map keys in the API server's order (see ``ServerOrderedCluster``). Each
+render have their map keys in the API server's order (the in-memory cluster stores them so). Each
 object is then server-side applied with ``dryRun=All`` (field manager: the bundle name,
 forced, as the operator applies) and compared with the live object; live objects the CR
 owns that the render no longer produces are deletions, as the reconciler's prune makes them.
@@ -30,6 +30,7 @@ from typing import Any, Literal, Protocol
 
 from oper8d import yamlio
 from oper8d.bundle.model import Bundle, ControllerSpec
+from oper8d.cluster.admission import sorted_keys
 from oper8d.cluster.base import ClusterReader, Obj
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.cluster.simulate import DefaultSimulator
@@ -43,21 +44,19 @@ from oper8d.engine.deploy import (
     object_key,
 )
 from oper8d.errors import ClusterError
-from oper8d.kinds import CLUSTER_SCOPED_KINDS, group_of, ref_of
+from oper8d.kinds import CLUSTER_SCOPED_KINDS, ref_of
 from oper8d.offline import EPOCH, OfflineRun, controller_for, reconcile_offline
 
 __all__ = [
     "DiffCluster",
     "DiffReport",
     "ObjectDiff",
-    "ServerOrderedCluster",
     "compare",
     "diff_cr",
     "diff_name",
     "mask_secret_data",
     "normalise",
     "render_for_diff",
-    "server_ordered",
     "unified_diff",
 ]
 
@@ -125,15 +124,7 @@ def normalise(obj: Obj) -> Obj:
     if annotations:
         meta["annotations"] = annotations
     out["metadata"] = meta
-    return _sorted(out)
-
-
-def _sorted(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _sorted(value[k]) for k in sorted(value, key=str)}
-    if isinstance(value, list):
-        return [_sorted(v) for v in value]
-    return value
+    return sorted_keys(out)
 
 
 def mask_secret_data(live: Obj | None, merged: Obj | None) -> tuple[Obj | None, Obj | None]:
@@ -200,49 +191,6 @@ def compare(live: Obj | None, merged: Obj | None) -> ObjectDiff:
 
 
 # -- rendering --------------------------------------------------------------------------
-class ServerOrderedCluster(MemoryCluster):
-    """The in-memory cluster, reading objects back with keys in the order a real API server
-    sends them where that order is known (:func:`server_ordered`). The in-memory cluster
-    keeps the order objects were rendered in, so a value a template derives from a live
-    object (``live('config.configmap').data | to_json | sha256``) would differ from the one
-    the operator computes against a real server, and show up as a change."""
-
-    def get(
-        self, api_version: str, kind: str, name: str, namespace: str | None = None
-    ) -> Obj | None:
-        obj = super().get(api_version, kind, name, namespace)
-        return server_ordered(obj) if obj is not None else None
-
-    def list(
-        self,
-        api_version: str,
-        kind: str,
-        namespace: str | None = None,
-        label_selector: str | Mapping[str, Any] | None = None,
-    ) -> list[Obj]:
-        found = super().list(api_version, kind, namespace, label_selector)
-        return [server_ordered(o) for o in found]
-
-
-def server_ordered(obj: Obj) -> Obj:
-    """``obj`` with keys ordered as the API server writes them: Go maps (labels,
-    annotations, ConfigMap and Secret data) sorted, and custom resources, which the server
-    keeps as JSON maps, sorted throughout. Other fields of built-in kinds keep their order
-    (the server's is its Go struct order, which we do not model)."""
-    group = group_of(str(obj.get("apiVersion", "")))
-    if group and "." in group and not group.endswith(".k8s.io"):
-        return _sorted(obj)
-    out = dict(obj)
-    meta = out["metadata"] = dict(obj.get("metadata") or {})
-    maps = [(meta, "labels"), (meta, "annotations")]
-    if group == "" and obj.get("kind") in ("ConfigMap", "Secret"):
-        maps += [(out, "data"), (out, "binaryData"), (out, "stringData")]
-    for parent, key in maps:
-        if isinstance(parent.get(key), Mapping):
-            parent[key] = dict(sorted(parent[key].items()))
-    return out
-
-
 def render_for_diff(
     bundle: Bundle,
     cr: Mapping[str, Any],
@@ -251,7 +199,7 @@ def render_for_diff(
     seed_objects: Sequence[Obj] = (),
 ) -> OfflineRun:
     """``reconcile_offline`` of ``cr`` (its namespace already set) on a
-    ``ServerOrderedCluster`` where the CR has uid ``live_uid`` (when given) and
+    ``MemoryCluster`` where the CR has uid ``live_uid`` (when given) and
     ``seed_objects`` (copied from the live cluster) exist before the first reconcile."""
     controller = controller_for(bundle, cr)
     kind = controller.resource
@@ -259,7 +207,7 @@ def render_for_diff(
     body.pop("status", None)
     meta = body["metadata"]
     seed = f"{meta.get('namespace')}/{meta['name']}"
-    cluster = ServerOrderedCluster(
+    cluster = MemoryCluster(
         clock=lambda: EPOCH,
         uid_factory=_first_uid(live_uid, sequential_uids(seed)),
         simulator=DefaultSimulator(),

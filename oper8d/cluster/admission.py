@@ -240,3 +240,31 @@ def _check_immutable(old: Obj, new: Obj, key: tuple[str, Any]) -> None:
         for field in ("immutable", "data", "binaryData"):
             if old.get(field) != new.get(field):
                 raise _invalid(new, field, "Forbidden: field is immutable when `immutable` is set")
+
+
+def server_ordered(obj: Obj) -> Obj:
+    """``obj`` with keys ordered as the API server writes them: Go maps (labels,
+    annotations, ConfigMap and Secret data) sorted, and custom resources, which the server
+    keeps as JSON maps, sorted throughout. Other fields of built-in kinds keep their order
+    (the server's is its Go struct order, which we do not model)."""
+    group = group_of(str(obj.get("apiVersion", "")))
+    if group and "." in group and not group.endswith(".k8s.io"):
+        return sorted_keys(obj)
+    out = dict(obj)
+    meta = out["metadata"] = dict(obj.get("metadata") or {})
+    maps = [(meta, "labels"), (meta, "annotations")]
+    if group == "" and obj.get("kind") in ("ConfigMap", "Secret"):
+        maps += [(out, "data"), (out, "binaryData"), (out, "stringData")]
+    for parent, key in maps:
+        if isinstance(parent.get(key), Mapping):
+            parent[key] = dict(sorted(parent[key].items()))
+    return out
+
+
+def sorted_keys(value: Any) -> Any:
+    """``value`` with every mapping's keys sorted, recursively (how Go writes JSON maps)."""
+    if isinstance(value, Mapping):
+        return {k: sorted_keys(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, list):
+        return [sorted_keys(v) for v in value]
+    return value

@@ -224,6 +224,8 @@ class Store(DeletionMixin):
         old = entry.obj if entry else None
         admission.mutate(new, old, self._allocate_cluster_ip)
         admission.validate(new, old)
+        # stored as the API server stores it: Go maps (labels, data, custom resources) sorted
+        new = admission.server_ordered(new)
         meta = new["metadata"]
         if old is None:
             self._check_namespace_open(key, new)
@@ -271,6 +273,7 @@ class Store(DeletionMixin):
             new.pop("status", None)
         else:
             new["status"] = fields.clone(status)
+        new = admission.server_ordered(new)
         if new == entry.obj:
             return entry.obj
         new["metadata"]["resourceVersion"] = self._next_resource_version()

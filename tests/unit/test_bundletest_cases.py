@@ -475,9 +475,10 @@ def test_failed_rollout_expectations_say_how_the_run_ended(tmp_path: Path) -> No
         f"False Errored: {message})",
         f"      {file}:12:28: failed components: expected [app], got [job] (not failed: app; "
         "also failed: job)",
+        # a custom resource is stored with sorted keys, as the API server stores it
         f'      {file}:14:11: the CR: status.versions.reconciled: expected "1.0", but status '
         "has no key 'versions' (its keys: "
-        + "conditions, componentStatus, operatorVersion, observedGeneration, demoStatus)",
+        + "componentStatus, conditions, demoStatus, observedGeneration, operatorVersion)",
         f"      {file}:16:11: Deployment demo-app was never created (the cluster holds: "
         "ConfigMap default/demo-config, ConfigMap default/demo-temp, ConfigMap "
         "other/demo-config, Demo default/demo, Job default/demo-job)",

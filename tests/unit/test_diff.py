@@ -22,7 +22,6 @@ from oper8d.cluster.base import Obj
 from oper8d.cluster.memory import MemoryCluster
 from oper8d.diff import (
     DiffReport,
-    ServerOrderedCluster,
     compare,
     diff_cr,
     diff_name,
@@ -272,42 +271,6 @@ def test_a_hash_of_live_configmap_data_is_the_one_the_operator_computes_on_a_ser
     assert deployment["spec"]["template"]["metadata"]["annotations"] == {
         "oper8d.io/config-hash": expected
     }
-
-
-def test_objects_are_read_back_with_map_keys_in_the_servers_order() -> None:
-    cluster = ServerOrderedCluster()
-    cluster.register_kind("demo.oper8d.io/v1", "Thing", namespaced=True)
-    meta = {"name": "x", "namespace": "ns", "labels": {"z": "1", "a": "2"}}
-    cluster.apply(
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"b": "", "a": ""}},
-        field_manager="t",
-    )
-    cluster.apply(
-        {
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": meta,
-            "spec": {"type": "ClusterIP", "ports": []},
-        },
-        field_manager="t",
-    )
-    cluster.apply(
-        {
-            "apiVersion": "demo.oper8d.io/v1",
-            "kind": "Thing",
-            "metadata": meta,
-            "spec": {"z": {"y": 1, "x": 2}},
-        },
-        field_manager="t",
-    )
-    cm = cluster.get("v1", "ConfigMap", "x", "ns")
-    assert list(cm["data"]) == ["a", "b"] and list(cm["metadata"]["labels"]) == ["a", "z"]
-    [listed] = cluster.list("v1", "ConfigMap", "ns")
-    assert list(listed["data"]) == ["a", "b"]
-    # fields of built-in kinds keep their order; custom resources are JSON maps: sorted
-    assert list(cluster.get("v1", "Service", "x", "ns")["spec"])[:2] == ["type", "ports"]
-    thing = cluster.get("demo.oper8d.io/v1", "Thing", "x", "ns")
-    assert list(thing) == sorted(thing) and list(thing["spec"]["z"]) == ["x", "y"]
 
 
 def test_the_live_crs_uid_is_the_owner_of_every_rendered_object(bundle: Bundle) -> None:

@@ -141,3 +141,40 @@ def test_a_refused_write_leaves_the_object_and_its_version_alone(cluster: Memory
         cluster.apply(workload(pod_labels={"app": "other"}), field_manager="op")
     after = cluster.get("apps/v1", "Deployment", "web", "demo")
     assert after == before
+
+
+def test_objects_are_stored_with_map_keys_in_the_api_servers_order() -> None:
+    # the API server writes Go maps sorted: a template hashing live data must see that order
+    cluster = MemoryCluster()
+    cluster.register_kind("demo.oper8d.io/v1", "Thing", namespaced=True)
+    meta = {"name": "x", "namespace": "ns", "labels": {"z": "1", "a": "2"}}
+    cluster.apply(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"b": "", "a": ""}},
+        field_manager="t",
+    )
+    cluster.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": meta,
+            "spec": {"type": "ClusterIP", "ports": []},
+        },
+        field_manager="t",
+    )
+    cluster.apply(
+        {
+            "apiVersion": "demo.oper8d.io/v1",
+            "kind": "Thing",
+            "metadata": meta,
+            "spec": {"z": {"y": 1, "x": 2}},
+        },
+        field_manager="t",
+    )
+    cm = cluster.get("v1", "ConfigMap", "x", "ns")
+    assert list(cm["data"]) == ["a", "b"] and list(cm["metadata"]["labels"]) == ["a", "z"]
+    [listed] = cluster.list("v1", "ConfigMap", "ns")
+    assert list(listed["data"]) == ["a", "b"]
+    # fields of built-in kinds keep their order; custom resources are JSON maps: sorted
+    assert list(cluster.get("v1", "Service", "x", "ns")["spec"])[:2] == ["type", "ports"]
+    thing = cluster.get("demo.oper8d.io/v1", "Thing", "x", "ns")
+    assert list(thing) == sorted(thing) and list(thing["spec"]["z"]) == ["x", "y"]
