@@ -27,10 +27,10 @@ import yaml
 from benchmarks.gen import Shape, write_bundle
 from benchmarks.timing import Row, Samples, sample
 from oper8d.bundle import Bundle, load_bundle
+from oper8d.clock import FakeClock
 from oper8d.cluster.memory import MUTATING_VERBS, MemoryCluster, sequential_uids
 from oper8d.cluster.simulate import DefaultSimulator
-from oper8d.engine.clock import FakeClock
-from oper8d.engine.dag import Graph, run_concurrent, run_serial
+from oper8d.dag import Graph, run_concurrent, run_serial
 from oper8d.engine.reconcile import Reconciler, ReconcileResult, ReconcilerOptions
 from oper8d.engine.session import SeededRandoms
 from oper8d.offline import EPOCH, controller_for

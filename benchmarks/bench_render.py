@@ -28,8 +28,8 @@ from benchmarks.timing import Row, Samples, sample, sample_per_op
 from oper8d import yamlio
 from oper8d.bundle import Bundle, ControllerSpec, load_bundle
 from oper8d.bundle.validate import apply_defaults
+from oper8d.clock import FakeClock
 from oper8d.cluster.memory import MemoryCluster
-from oper8d.engine.clock import FakeClock
 from oper8d.engine.session import SeededRandoms, Session
 from oper8d.offline import OfflineRun, controller_for, reconcile_offline, would_delete
 from oper8d.template.documents import DocumentCache

@@ -22,10 +22,10 @@ from typing import Any
 
 from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.bundle.spec_schema import apply_defaults
+from oper8d.clock import FakeClock
 from oper8d.cluster.base import Obj
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.cluster.simulate import DefaultSimulator, Simulator
-from oper8d.engine.clock import FakeClock
 from oper8d.engine.config import CONFIG_OVERRIDES_KEY, merge_configs
 from oper8d.engine.reconcile import Reconciler, ReconcileResult, ReconcilerOptions
 from oper8d.engine.rollout import Progress, Rollout

@@ -35,8 +35,8 @@ from oper8d.bundle.model import (
     TemporaryPatchPolicy,
 )
 from oper8d.bundle.validate import SchemaSet, check_spec_schema
-from oper8d.engine.clock import parse_duration
-from oper8d.engine.dag import CycleError, Graph
+from oper8d.clock import parse_duration
+from oper8d.dag import CycleError, Graph
 from oper8d.errors import BundleError, Problem, SourcePos
 from oper8d.template import Expr, TemplateEngine
 

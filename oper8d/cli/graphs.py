@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from oper8d.bundle.model import Bundle, ControllerSpec, Edge
-from oper8d.engine.dag import Graph
+from oper8d.dag import Graph
 
 __all__ = ["FORMATS", "render_graph"]
 

@@ -18,9 +18,10 @@ from typing import Any
 
 from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.bundle.validate import apply_defaults, validate_instance
+from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.base import Cluster, Obj
+from oper8d.dag import Graph
 from oper8d.engine import status as st
-from oper8d.engine.clock import Clock, SystemClock
 from oper8d.engine.config import (
     CONFIG_DEFAULTS_ANNOTATION,
     CONFIG_OVERRIDES_KEY,
@@ -29,7 +30,6 @@ from oper8d.engine.config import (
     is_paused,
     merge_configs,
 )
-from oper8d.engine.dag import Graph
 from oper8d.engine.deploy import (
     INVENTORY_ANNOTATION,
     AppliedMemory,

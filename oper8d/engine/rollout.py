@@ -21,7 +21,7 @@ from jinja2.exceptions import UndefinedError
 
 from oper8d.bundle.model import ComponentSpec, HookSpec, ReadyRule, ResourceSpec
 from oper8d.cluster.base import Obj
-from oper8d.engine.dag import Graph, RunResult, run_concurrent, run_serial
+from oper8d.dag import Graph, RunResult, run_concurrent, run_serial
 from oper8d.engine.deploy import DeployManager, component_of
 from oper8d.engine.patch import (
     TemporaryPatchRef,

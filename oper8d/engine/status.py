@@ -55,7 +55,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from oper8d.engine.clock import rfc3339
+from oper8d.clock import rfc3339
 from oper8d.errors import (
     ClusterError,
     ConfigError,

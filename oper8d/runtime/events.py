@@ -12,8 +12,8 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from oper8d.clock import Clock, SystemClock, rfc3339
 from oper8d.cluster.base import Obj
-from oper8d.engine.clock import Clock, SystemClock, rfc3339
 from oper8d.errors import ClusterError
 from oper8d.logs import redact
 

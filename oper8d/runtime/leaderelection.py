@@ -31,8 +31,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
+from oper8d.clock import Clock, SystemClock, rfc3339
 from oper8d.cluster.base import Obj
-from oper8d.engine.clock import Clock, SystemClock, rfc3339
 from oper8d.errors import ClusterError
 
 __all__ = [

@@ -18,8 +18,8 @@ import threading
 from dataclasses import dataclass, field
 
 from oper8d.bundle.model import Bundle
+from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.kube import KubeCluster
-from oper8d.engine.clock import Clock, SystemClock
 from oper8d.engine.reconcile import Reconciler, ReconcilerOptions
 from oper8d.errors import ClusterError
 from oper8d.runtime.cache import CachedCluster

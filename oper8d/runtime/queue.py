@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Hashable
 from typing import Protocol
 
-from oper8d.engine.clock import Clock, SystemClock
+from oper8d.clock import Clock, SystemClock
 
 __all__ = ["QueueObserver", "WorkQueue"]
 

@@ -18,9 +18,9 @@ import pytest
 from kubernetes import client
 from test_kube_cluster import crd, install_crd, new_namespace
 
+from oper8d.clock import FakeClock
 from oper8d.cluster.kube import KubeCluster
 from oper8d.cluster.kube_transport import EventStream
-from oper8d.engine.clock import FakeClock
 from oper8d.envtest import Environment
 from oper8d.errors import ClusterError
 from oper8d.runtime.cache import CachedCluster

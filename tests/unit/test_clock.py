@@ -1,4 +1,4 @@
-"""The injectable clocks, RFC 3339 timestamps and duration parsing of oper8d.engine.clock."""
+"""The injectable clocks, RFC 3339 timestamps and duration parsing of oper8d.clock."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oper8d.engine.clock import Clock, FakeClock, SystemClock, parse_duration, rfc3339
+from oper8d.clock import Clock, FakeClock, SystemClock, parse_duration, rfc3339
 
 # --- clocks ----------------------------------------------------------------------------------
 

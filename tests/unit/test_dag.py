@@ -1,4 +1,4 @@
-"""Graph algorithms and the event-driven runners of oper8d.engine.dag.
+"""Graph algorithms and the event-driven runners of oper8d.dag.
 
 Concurrency tests hold nodes with Events and Barriers (with generous safety
 timeouts so a broken runner fails instead of hanging); nothing sleeps.
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oper8d.engine.dag import CycleError, Graph, RunResult, run_concurrent, run_serial
+from oper8d.dag import CycleError, Graph, RunResult, run_concurrent, run_serial
 
 SAFETY_TIMEOUT = 10.0  # seconds; only reached when the runner under test is broken
 

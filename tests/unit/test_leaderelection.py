@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from oper8d.clock import FakeClock
 from oper8d.cluster.base import Obj
-from oper8d.engine.clock import FakeClock
 from oper8d.errors import ClusterError
 from oper8d.runtime.leaderelection import (
     LEASE_API_VERSION,

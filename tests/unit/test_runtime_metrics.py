@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from oper8d.engine.clock import FakeClock
+from oper8d.clock import FakeClock
 from oper8d.runtime.metrics import RECONCILE_RESULTS, Metrics
 from oper8d.runtime.queue import WorkQueue
 

@@ -11,7 +11,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from oper8d.engine.clock import FakeClock
+from oper8d.clock import FakeClock
 from oper8d.runtime.queue import WorkQueue
 
 #: a join timeout for threads that must finish at once: only hit when the queue is broken
