@@ -101,8 +101,8 @@ def render(bundle: str, cr_path: str, output_dir: str | None) -> None:
     input always gives byte-identical output: commit it and diff it in CI. Objects of
     disabled components are listed as `# would delete ...` lines at the end.
     """
-    from oper8d.cli.render_output import render_stream, write_folder
     from oper8d.offline import reconcile_offline, why_incomplete, would_delete
+    from oper8d.render_output import render_stream, write_folder
 
     b = load_bundle_or_exit(bundle)
     cr = load_cr_or_exit(cr_path)
