@@ -99,6 +99,18 @@ class TemplateEngine:
             compiled = self._compile_bare_expression(source, pos)
         return Expr(source, pos, compiled.references, compiled=compiled, globals=self._env.globals)
 
+    def template_string(self, source: Any, pos: SourcePos) -> Expr:
+        """Compile a string that is text unless it holds ``{{ }}`` (``monitoring``, or
+        ``{{ config.namespace }}``), unlike :meth:`expression`, where bare text is code."""
+        if not isinstance(source, str):
+            raise BundleError(
+                Problem(f"expected a string, got {type(source).__name__}", pos)
+            )
+        if not is_templated(source):
+            return Expr(json.dumps(source), pos, constant=source)
+        compiled = self._compile_string(source, pos)
+        return Expr(source, pos, compiled.references, compiled=compiled, globals=self._env.globals)
+
     def tree(
         self,
         value: Any,
