@@ -249,7 +249,8 @@ def server_ordered(obj: Obj) -> Obj:
     (the server's is its Go struct order, which we do not model)."""
     group = group_of(str(obj.get("apiVersion", "")))
     if group and "." in group and not group.endswith(".k8s.io"):
-        return sorted_keys(obj)
+        ordered: Obj = sorted_keys(obj)
+        return ordered
     out = dict(obj)
     meta = out["metadata"] = dict(obj.get("metadata") or {})
     maps = [(meta, "labels"), (meta, "annotations")]

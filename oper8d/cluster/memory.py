@@ -68,6 +68,7 @@ garbage collection), ``cluster.fields`` (merges, field ownership), ``cluster.adm
 
 from __future__ import annotations
 
+import builtins
 import itertools
 import threading
 import uuid
@@ -170,7 +171,7 @@ class MemoryCluster:
             self.requests["list"] += 1
             return self._store.select(api_version, kind, namespace, selector)
 
-    def objects(self, namespace: str | None = None) -> list[Obj]:
+    def objects(self, namespace: str | None = None) -> builtins.list[Obj]:
         """Every object (or those in ``namespace``), sorted by group, kind, namespace, name.
         Not counted as a request."""
         with self._lock:
@@ -178,7 +179,7 @@ class MemoryCluster:
 
     def managed_fields(
         self, api_version: str, kind: str, name: str, namespace: str | None = None
-    ) -> dict[str, list[str]]:
+    ) -> dict[str, builtins.list[str]]:
         """Field manager -> dotted paths it owns (what ``managedFields`` would say)."""
         with self._lock:
             owners = self._store.owners(self._store.key(api_version, kind, name, namespace))

@@ -120,7 +120,8 @@ class DefaultSimulator:
         settled: bool,
     ) -> Obj | None:
         if settled and override is not None:
-            return clone(override)
+            status: Obj = clone(override)
+            return status
         if builder is None:
             return None
         context = StatusContext(

@@ -325,7 +325,7 @@ class Store(DeletionMixin):
 
     def now(self) -> datetime:
         """The clock's time as an aware UTC datetime (it may give a datetime or seconds)."""
-        value = self._clock()
+        value: datetime | int | float = self._clock()
         if isinstance(value, int | float):
             return datetime.fromtimestamp(value, UTC)
         return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
@@ -336,7 +336,7 @@ class Store(DeletionMixin):
 
 def out(obj: Obj, api_version: str) -> Obj:
     """A caller's copy of a stored object, in the API version it asked for."""
-    copy = fields.clone(obj)
+    copy: Obj = fields.clone(obj)
     copy["apiVersion"] = api_version
     return copy
 
@@ -409,5 +409,5 @@ def _generation_moves(key: Key, old: Obj, new: Obj) -> bool:
     if desired(old) != desired(new):
         return True
     if key[:2] in ANNOTATIONS_BUMP_GENERATION:
-        return old["metadata"].get("annotations") != new["metadata"].get("annotations")
+        return bool(old["metadata"].get("annotations") != new["metadata"].get("annotations"))
     return False

@@ -14,7 +14,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.bundle.validate import apply_defaults, validate_instance
@@ -430,7 +430,7 @@ def _secret_randoms(field_manager: str) -> Callable[[Cluster, Obj], RandomSource
 
 
 def _gen(cr: Obj) -> int | None:
-    return cr["metadata"].get("generation")
+    return cast(int | None, cr["metadata"].get("generation"))
 
 
 def _str(value: Any) -> str | None:

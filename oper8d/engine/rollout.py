@@ -500,4 +500,4 @@ def _reported_error(errors: list[BaseException]) -> ReconcileError | None:
         for e in errors
     ]
     fatal = [e for e in converted if e.fatal]
-    return (fatal or converted or [None])[0]
+    return (fatal or converted)[0] if converted else None

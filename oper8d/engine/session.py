@@ -11,7 +11,7 @@ import string
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.cluster.base import Cluster, Obj
@@ -128,11 +128,11 @@ class Session:
 
     @property
     def name(self) -> str:
-        return self.cr["metadata"]["name"]
+        return cast(str, self.cr["metadata"]["name"])
 
     @property
     def namespace(self) -> str | None:
-        return self.cr["metadata"].get("namespace")
+        return cast(str | None, self.cr["metadata"].get("namespace"))
 
     def record(self, internal_name: str, obj: Obj) -> None:
         with self._lock:

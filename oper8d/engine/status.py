@@ -292,6 +292,7 @@ def start_status(
         and ready.get("reason") != ReadyReason.STABLE
     ):
         return copy.deepcopy(current)
+    conditions: tuple[Condition, ...]
     if reconciled is None:
         conditions = (ready_condition(ReadyReason.INITIALIZING, INITIAL_ROLLOUT_STARTED),)
     elif reconciled != _version_text(version):

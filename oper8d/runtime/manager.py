@@ -108,8 +108,8 @@ class Manager:
         self, api_version: str, kind: str, namespace: str | None, selector: str | None
     ) -> Informer:
         key = (f"{api_version}/{kind}", selector or "", namespace)
-        if key not in self.informers:  # type: ignore[comparison-overlap]
-            self.informers[key] = Informer(  # type: ignore[index]
+        if key not in self.informers:
+            self.informers[key] = Informer(
                 self.api,
                 api_version,
                 kind,
@@ -118,7 +118,7 @@ class Manager:
                 resync_period=self.options.resync_period,
                 clock=self.options.clock,
             )
-        return self.informers[key]  # type: ignore[index]
+        return self.informers[key]
 
     def _build(self) -> None:
         opts = self.options
