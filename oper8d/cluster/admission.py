@@ -25,8 +25,7 @@ from oper8d.cluster.selectors import (
 )
 from oper8d.errors import ClusterError
 from oper8d.kinds import group_of
-
-Obj = dict[str, Any]
+from oper8d.objects import Obj
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")

@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from oper8d.cluster import admission, fields
-from oper8d.cluster.base import Obj, Propagation
+from oper8d.cluster.base import Propagation
 from oper8d.errors import ClusterError
+from oper8d.objects import Obj
 
 Key = tuple[str, str, str, str]  # group, kind, namespace ("" when cluster-scoped), name
 

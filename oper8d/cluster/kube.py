@@ -38,11 +38,12 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from oper8d.cluster.base import Method, Obj, Propagation, check_propagation
+from oper8d.cluster.base import Method, Propagation, check_propagation
 from oper8d.cluster.fields import content, merge
 from oper8d.cluster.kube_discovery import Discovery, Resource
 from oper8d.cluster.kube_transport import APPLY_PATCH, EventStream, KubeTransport, Query
 from oper8d.errors import ClusterError
+from oper8d.objects import Obj
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient

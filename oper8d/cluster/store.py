@@ -18,13 +18,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from oper8d.cluster import admission, fields
-from oper8d.cluster.base import Obj, Propagation
+from oper8d.cluster.base import Propagation
 from oper8d.cluster.deletion import DeletionMixin, Key
 from oper8d.cluster.scheme import ANNOTATIONS_BUMP_GENERATION, KindTable, has_generation
 from oper8d.cluster.selectors import Selector, as_selector
 from oper8d.cluster.simulate import Simulator
 from oper8d.errors import ClusterError
 from oper8d.kinds import group_of
+from oper8d.objects import Obj
 
 _FIRST_CLUSTER_IP = int(ipaddress.IPv4Address("10.96.0.0"))
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the API server's generateName alphabet

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from oper8d.kinds import group_of
-
-Obj = dict[str, Any]
+from oper8d.objects import Obj
 
 
 class ReadCluster(Protocol):

@@ -20,7 +20,6 @@ from typing import Any, Protocol
 from jinja2.exceptions import UndefinedError
 
 from oper8d.bundle.model import ComponentSpec, HookSpec, ReadyRule, ResourceSpec
-from oper8d.cluster.base import Obj
 from oper8d.dag import Graph, RunResult, run_concurrent, run_serial
 from oper8d.engine.deploy import DeployManager, component_of
 from oper8d.engine.patch import (
@@ -50,6 +49,7 @@ from oper8d.errors import (
 )
 from oper8d.kinds import ref_of
 from oper8d.logs import component_context, mark_secret, propagate_context
+from oper8d.objects import Obj
 from oper8d.template import Expr
 
 

@@ -25,10 +25,10 @@ import builtins
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from oper8d.cluster.base import Method, Obj, Propagation
+from oper8d.cluster.base import Method, Propagation
 from oper8d.cluster.selectors import as_selector
-from oper8d.engine.deploy import OWNER_LABEL
 from oper8d.kinds import group_of
+from oper8d.objects import OWNER_LABEL, Obj
 
 if TYPE_CHECKING:
     from collections import Counter

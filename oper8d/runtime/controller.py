@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import cast
 
 from oper8d.bundle.model import Bundle, ControllerSpec
-from oper8d.cluster.base import Cluster, Obj
-from oper8d.engine.deploy import OWNER_LABEL
+from oper8d.cluster.base import Cluster
 from oper8d.engine.reconcile import Reconciler, ReconcileResult
 from oper8d.errors import ReconcileError
 from oper8d.logs import cr_key, new_reconcile_id, reconcile_context
+from oper8d.objects import OWNER_LABEL, Obj
 from oper8d.runtime.events import EventRecorder
 from oper8d.runtime.informer import Informer
 from oper8d.runtime.metrics import Metrics

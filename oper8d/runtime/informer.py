@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from oper8d.clock import Clock, SystemClock
-from oper8d.cluster.base import Obj
 from oper8d.cluster.selectors import as_selector
 from oper8d.errors import ClusterError
+from oper8d.objects import Obj
 from oper8d.runtime.cache import ObjectStore, copy_obj, key_of, newer, resource_version
 
 if TYPE_CHECKING:

@@ -20,6 +20,7 @@ from oper8d.bundle.model import Bundle
 from oper8d.cluster.kube import KubeCluster
 from oper8d.engine.reconcile import Reconciler, ReconcilerOptions
 from oper8d.errors import ClusterError
+from oper8d.objects import OWNER_LABEL
 from oper8d.runtime.cache import CachedCluster
 from oper8d.runtime.controller import ControllerRuntime, owned_kinds
 from oper8d.runtime.events import EventRecorder
@@ -35,8 +36,6 @@ from oper8d.runtime.temporarypatch import TemporaryPatchSync
 
 log = logging.getLogger("oper8d.manager")
 
-#: objects the operator deploys carry this label; owned-kind informers select on it
-OWNED_SELECTOR = "oper8d.io/owner-uid"
 
 
 class Manager:
@@ -96,7 +95,7 @@ class Manager:
                 for ns in self._scopes(kind.namespaced)
             ]
             owned = [
-                self._informer(api_version, k, ns, OWNED_SELECTOR)
+                self._informer(api_version, k, ns, OWNER_LABEL)
                 for api_version, k in owned_kinds(spec)
                 for ns in self._scopes(True)
             ]
