@@ -1,4 +1,4 @@
-"""Running operators against a real cluster (issue 3): what controller-runtime gives Go operators.
+"""Running operators against a real cluster: what controller-runtime gives Go operators.
 
 One concern per module; the manager wires them together for ``oper8d run``:
 
