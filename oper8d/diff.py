@@ -31,12 +31,11 @@ from typing import Any, Literal, Protocol
 from oper8d import yamlio
 from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.cluster.admission import sorted_keys
-from oper8d.cluster.base import ClusterReader, Obj
+from oper8d.cluster.base import ClusterReader
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.cluster.simulate import DefaultSimulator
 from oper8d.engine.config import CONFIG_DEFAULTS_ANNOTATION
 from oper8d.engine.deploy import (
-    OWNER_LABEL,
     component_of,
     identity,
     inventory_of,
@@ -45,6 +44,7 @@ from oper8d.engine.deploy import (
 )
 from oper8d.errors import ClusterError
 from oper8d.kinds import CLUSTER_SCOPED_KINDS, ref_of
+from oper8d.objects import OWNER_LABEL, Obj
 from oper8d.offline import EPOCH, OfflineRun, controller_for, reconcile_offline
 
 __all__ = [

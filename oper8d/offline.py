@@ -23,7 +23,6 @@ from typing import Any
 from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.bundle.spec_schema import apply_defaults
 from oper8d.clock import FakeClock
-from oper8d.cluster.base import Obj
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.cluster.simulate import DefaultSimulator, Simulator
 from oper8d.engine.config import CONFIG_OVERRIDES_KEY, merge_configs
@@ -31,6 +30,7 @@ from oper8d.engine.reconcile import Reconciler, ReconcileResult, ReconcilerOptio
 from oper8d.engine.rollout import Progress, Rollout
 from oper8d.engine.session import SeededRandoms, Session
 from oper8d.errors import ConfigError, ReconcileError
+from oper8d.objects import Obj
 
 __all__ = [
     "EPOCH",

@@ -12,13 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from oper8d import yamlio
+from oper8d.objects import Obj
 
 __all__ = ["object_ref", "render_stream", "write_folder"]
 
-Obj = dict[str, Any]
 
 #: the names write_folder gives its files; earlier ones are removed before writing
 _OUR_FILES = re.compile(r"^\d{3}-[a-z0-9.-]+\.yaml$|^deletions\.txt$")

@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from oper8d.cluster import admission, fields
-from oper8d.cluster.base import Obj, Propagation
+from oper8d.cluster.base import Propagation
 from oper8d.cluster.index import Key, ObjectIndex
 from oper8d.errors import ClusterError
+from oper8d.objects import Obj
 
 FOREGROUND = "foregroundDeletion"
 

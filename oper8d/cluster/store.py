@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from oper8d.cluster import admission, fields
-from oper8d.cluster.base import Obj, Propagation
+from oper8d.cluster.base import Propagation
 from oper8d.cluster.deletion import DeletionMixin, Key
 from oper8d.cluster.index import ObjectIndex
 from oper8d.cluster.scheme import ANNOTATIONS_BUMP_GENERATION, KindTable, has_generation
@@ -26,6 +26,7 @@ from oper8d.cluster.selectors import Selector, as_selector
 from oper8d.cluster.simulate import Simulator
 from oper8d.errors import ClusterError
 from oper8d.kinds import group_of
+from oper8d.objects import Obj
 
 _FIRST_CLUSTER_IP = int(ipaddress.IPv4Address("10.96.0.0"))
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the API server's generateName alphabet
@@ -323,7 +324,7 @@ class Store(DeletionMixin):
 
     def now(self) -> datetime:
         """The clock's time as an aware UTC datetime (it may give a datetime or seconds)."""
-        value = self._clock()
+        value: datetime | int | float = self._clock()
         if isinstance(value, int | float):
             return datetime.fromtimestamp(value, UTC)
         return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
@@ -334,7 +335,7 @@ class Store(DeletionMixin):
 
 def out(obj: Obj, api_version: str) -> Obj:
     """A caller's copy of a stored object, in the API version it asked for."""
-    copy = fields.clone(obj)
+    copy: Obj = fields.clone(obj)
     copy["apiVersion"] = api_version
     return copy
 
@@ -407,5 +408,5 @@ def _generation_moves(key: Key, old: Obj, new: Obj) -> bool:
     if desired(old) != desired(new):
         return True
     if key[:2] in ANNOTATIONS_BUMP_GENERATION:
-        return old["metadata"].get("annotations") != new["metadata"].get("annotations")
+        return bool(old["metadata"].get("annotations") != new["metadata"].get("annotations"))
     return False

@@ -11,14 +11,15 @@ import string
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from oper8d.bundle.model import Bundle, ControllerSpec
-from oper8d.cluster.base import Cluster, Obj
+from oper8d.cluster.base import Cluster
 from oper8d.engine.config import get_path
 from oper8d.errors import ConfigError, PreconditionError
 from oper8d.kinds import CLUSTER_SCOPED_KINDS
 from oper8d.logs import mark_sensitive
+from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
 from oper8d.template.names import scoped_name, truncate_name
 
 _ALPHABET = string.ascii_letters + string.digits
@@ -93,8 +94,8 @@ class SecretRandoms:
                             # the owner label lets the runtime's Secret informer (which
                             # selects on it) cache this Secret like every managed object
                             "labels": {
-                                "app.kubernetes.io/managed-by": "oper8d",
-                                "oper8d.io/owner-uid": self.owner["uid"],
+                                MANAGED_BY_LABEL: "oper8d",
+                                OWNER_LABEL: self.owner["uid"],
                             },
                             "ownerReferences": [self.owner] if self.owner["uid"] else [],
                         },
@@ -128,11 +129,11 @@ class Session:
 
     @property
     def name(self) -> str:
-        return self.cr["metadata"]["name"]
+        return cast(str, self.cr["metadata"]["name"])
 
     @property
     def namespace(self) -> str | None:
-        return self.cr["metadata"].get("namespace")
+        return cast(str | None, self.cr["metadata"].get("namespace"))
 
     def record(self, internal_name: str, obj: Obj) -> None:
         with self._lock:

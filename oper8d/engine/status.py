@@ -6,7 +6,7 @@ result only when ``status_changed`` says something but a timestamp changed, and 
 ``is_stable`` for the requeue decision. All functions are pure: they take the current
 status dict and return a new one (the input is never modified); the time is passed in.
 
-Two conditions, as oper8 writes them (docs: oper8-semantics.md, "Status written on the CR"):
+Two conditions, as oper8 writes them (kept as they are: see docs/oper8-compat.md):
 
 * ``Ready``: True iff its reason is ``Stable``.
 * ``Updating``: False iff its reason is ``Stable``, ``ClusterError`` or ``Errored``.
@@ -292,6 +292,7 @@ def start_status(
         and ready.get("reason") != ReadyReason.STABLE
     ):
         return copy.deepcopy(current)
+    conditions: tuple[Condition, ...]
     if reconciled is None:
         conditions = (ready_condition(ReadyReason.INITIALIZING, INITIAL_ROLLOUT_STARTED),)
     elif reconciled != _version_text(version):
