@@ -19,8 +19,8 @@ from typing import Any
 
 from oper8d.cluster import admission, fields
 from oper8d.cluster.base import Propagation
-from oper8d.cluster.deletion import DeletionMixin, Key
-from oper8d.cluster.index import ObjectIndex
+from oper8d.cluster.deletion import DeletionMixin
+from oper8d.cluster.index import Key, ObjectIndex
 from oper8d.cluster.scheme import ANNOTATIONS_BUMP_GENERATION, KindTable, has_generation
 from oper8d.cluster.selectors import Selector, as_selector
 from oper8d.cluster.simulate import Simulator
