@@ -49,7 +49,8 @@ def mask_objects(
     objects: Sequence[Obj], sensitive: SensitiveValues | None = None
 ) -> tuple[list[Obj], list[str]]:
     """``objects`` as printed without secrets (Secrets masked by structure, values from
-    Secrets masked in other objects), and the refs of the objects that changed."""
+    Secrets masked in other objects), and what was masked (``the values of v1 Secret
+    default/db``), one entry per object changed."""
     out: list[Obj] = []
     refs: list[str] = []
     for obj in objects:
@@ -58,12 +59,13 @@ def mask_objects(
             shown = redact_strings(shown, sensitive)
         out.append(shown)
         if shown != obj:
-            refs.append(object_ref(obj))
+            what = "the values of" if is_secret(obj) else "values from Secrets in"
+            refs.append(f"{what} {object_ref(obj)}")
     return out, refs
 
 
 def _masked_lines(refs: Sequence[str]) -> list[str]:
-    return [f"masked ({MASKED_HINT}): values from Secrets in {ref}" for ref in refs]
+    return [f"masked: {ref} ({MASKED_HINT})" for ref in refs]
 
 
 def _deletion_lines(deletions: Sequence[tuple[str, Obj]]) -> list[str]:
