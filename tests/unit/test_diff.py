@@ -193,7 +193,8 @@ def test_secret_values_are_masked_and_a_changed_value_shows_before_and_after() -
     assert merged["data"] == {"user": "***", "password": "*** (after)", "new": "***"}
 
 
-@given(value=st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789+/=", min_size=8))
+# upper case: a lower-case value could be part of a key ("namespac"), which is no leak
+@given(value=st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/=", min_size=8))
 def test_no_secret_value_is_ever_printed(value: str) -> None:
     for live, merged in ((None, secret(key=value)), (secret(key=value), None)):
         assert value not in compare(live, merged).text
