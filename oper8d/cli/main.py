@@ -97,7 +97,8 @@ def validate(bundle: str, cr_path: str | None) -> None:
     "--show-secrets",
     is_flag=True,
     help="Print Secret values (and values from Secrets in other objects) instead of ***. "
-    "Offline random_string() values are not secret: they start with 'offline'.",
+    "Offline random_string() values are fakes derived from the CR's name (from 12 "
+    "characters on they start with 'offline').",
 )
 def render(bundle: str, cr_path: str, output_dir: str | None, show_secrets: bool) -> None:
     """Print every object the operator would apply for a CR: offline, deterministic.
