@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import re
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -22,6 +23,9 @@ from oper8d.template.failures import excerpt
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+
+#: a document of the rendered text is a Secret (its lines are not quoted in errors)
+_SECRET_KIND = re.compile(r"^kind:[ \t]*[\"']?Secret[\"']?[ \t]*(#.*)?$", re.MULTILINE)
 
 #: rendered texts remembered per text template (one per CR that renders it differently)
 DEFAULT_CACHE_SIZE = 128
@@ -87,14 +91,18 @@ class DocumentCache:
         return documents
 
     def _yaml_error(self, exc: yaml.YAMLError, text: str) -> ConfigError:
-        # positions are in the rendered text, not the template: quote the lines instead
+        # positions are in the rendered text, not the template: quote the lines instead,
+        # unless the text renders a Secret, whose values must not reach a message
         lines = text.splitlines()
+        secret = _SECRET_KIND.search(text) is not None
 
         def at(mark: Any) -> str:
             if mark is None:
                 return ""
             line_text = lines[mark.line].strip() if mark.line < len(lines) else ""
             quoted = f": {excerpt(line_text)!r}" if line_text else " (end of text)"
+            if secret and line_text:
+                quoted = " (not quoted: the text renders a Secret)"
             return f" at line {mark.line + 1} of the rendered text{quoted}"
 
         message = f"{getattr(exc, 'problem', None) or exc}{at(getattr(exc, 'problem_mark', None))}"

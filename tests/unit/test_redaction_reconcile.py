@@ -141,3 +141,36 @@ def test_a_generated_password_quoted_by_a_yaml_error_is_masked_in_conditions_and
         assert password not in shown
     # only whole words are masked: names that contain 'dbadmin' stay readable
     assert "applying Secret default/demo-dbadmin-credentials (created)" in logs.getvalue()
+
+
+SECRET_TEMPLATE = """
+apiVersion: v1
+kind: Secret
+metadata:
+  name: {{ scoped_name('creds') }}
+stringData:
+  password: {{ spec.password | quote }}: {{ spec.note | quote }}
+"""
+
+
+def test_a_yaml_error_in_a_rendered_secret_does_not_quote_its_line(
+    tmp_path: Path, logs: io.StringIO
+) -> None:
+    # the value comes from the CR, not from a Secret: only the Secret's structure tells
+    # that the line is secret, and the text did not parse
+    bundle = build(
+        tmp_path,
+        "components:\n  - name: creds\n    resources:\n      - name: secret\n"
+        "        template: secret.yaml.j2\n",
+        files={"secret.yaml.j2": SECRET_TEMPLATE},
+    )
+    h = Harness(bundle)
+    h.create({"password": "cr-given-pa55word", "note": "x"})
+    result, notes = reconcile_as_the_runtime_does(h)
+    ready = condition(h.cr(), "Ready")
+    assert ready["reason"] == "ConfigError"
+    assert "at line 6 of the rendered text (not quoted: the text renders a Secret)" in (
+        ready["message"]
+    )
+    for shown in (str(result.error), ready["message"], *notes, logs.getvalue()):
+        assert "cr-given-pa55word" not in shown
