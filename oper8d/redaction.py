@@ -49,6 +49,8 @@ MIN_SENSITIVE_DIGITS = 6
 #: flag values a Secret may hold: they carry a bit at most and are words of every message
 _FLAG_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none"})
 
+#: the digest of an applied object (``engine.deploy``): guessable for a weak value
+_HASH = "oper8d.io/applied-hash"
 #: a token goes on through letters, digits, ``_`` and ``-``, and through a ``.`` between
 #: them (``notes-db``, ``db.example.com``); a value counts only when it is a whole token
 _BEFORE = r"(?<![\w-])(?<![\w-]\.)"
@@ -93,10 +95,10 @@ def mask_secret(obj: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(values, Mapping):
             out[key] = {k: REDACTED for k in values}
     meta = obj.get("metadata")
-    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
-    if isinstance(annotations, Mapping) and "oper8d.io/applied-hash" in annotations:
-        masked = {**annotations, "oper8d.io/applied-hash": REDACTED}
-        out["metadata"] = {**meta, "annotations": masked}  # type: ignore[dict-item]
+    if isinstance(meta, Mapping):
+        annotations = meta.get("annotations")
+        if isinstance(annotations, Mapping) and _HASH in annotations:
+            out["metadata"] = {**meta, "annotations": {**annotations, _HASH: REDACTED}}
     return out
 
 
