@@ -128,3 +128,15 @@ def test_no_value_is_left_standing_alone_and_masking_again_changes_nothing(
     masked = sensitive.redact(" ".join(words))
     assert not set(masked.split(" ")) & set(marked)
     assert sensitive.redact(masked) == masked
+
+
+def test_offline_random_strings_are_visibly_fake_from_12_characters_on() -> None:
+    from oper8d.engine.session import SeededRandoms
+
+    demo, other = SeededRandoms("default/demo"), SeededRandoms("default/other")
+    value = demo.get("pw", 16)
+    assert value.startswith("offline") and len(value) == 16 and value.isalnum()
+    assert value == SeededRandoms("default/demo").get("pw", 16)  # deterministic
+    assert value != other.get("pw", 16) and value != demo.get("token", 16)
+    short = demo.get("pw", 11)
+    assert len(short) == 11 and not short.startswith("offline")
