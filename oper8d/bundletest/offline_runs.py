@@ -23,7 +23,9 @@ __all__ = ["RecordingSimulator", "render_text", "why_incomplete"]
 def render_text(bundle: Bundle, run: OfflineRun) -> str:
     """What ``oper8d render`` prints for ``run`` (a run without a fatal error)."""
     incomplete = None if run.stable else why_incomplete(run)
-    return render_stream(list(run.applied.values()), would_delete(bundle, run), incomplete)
+    return render_stream(
+        list(run.applied.values()), would_delete(bundle, run), incomplete, sensitive=run.sensitive
+    )
 
 
 class RecordingSimulator:

@@ -85,16 +85,28 @@ def validate(bundle: str, cr_path: str | None) -> None:
     help="Write one file per object (NNN-<internal name>.yaml) and deletions.txt into DIR, "
     "replacing those an earlier render wrote there, instead of one YAML stream on stdout.",
 )
-def render(bundle: str, cr_path: str, output_dir: str | None) -> None:
+@click.option(
+    "--show-secrets",
+    is_flag=True,
+    help="Print Secret values (and values from Secrets in other objects) instead of ***. "
+    "Offline random_string() values are fakes derived from the CR's name (from 12 "
+    "characters on they start with 'offline').",
+)
+def render(bundle: str, cr_path: str, output_dir: str | None, show_secrets: bool) -> None:
     """Print every object the operator would apply for a CR: offline, deterministic.
 
     Runs the real reconcile against an in-memory cluster (readiness simulated) until the
     CR is stable, so live() lookups and dependency edges behave as in a cluster. The same
     input always gives byte-identical output: commit it and diff it in CI. Objects of
     disabled components are listed as `# would delete ...` lines at the end.
+
+    Secret values, and values from Secrets wherever they appear, are shown as *** unless
+    --show-secrets is given; with -o, files that hold a Secret are created mode 0600.
     """
+    import dataclasses
+
     from oper8d.offline import reconcile_offline, why_incomplete, would_delete
-    from oper8d.render_output import render_stream, write_folder
+    from oper8d.render_output import MASKED_HINT, render_stream, write_folder
 
     b = load_bundle_or_exit(bundle)
     cr = load_cr_or_exit(cr_path)
@@ -115,16 +127,37 @@ def render(bundle: str, cr_path: str, output_dir: str | None) -> None:
                 f"failed components: {', '.join(failed)} (the first error is shown; "
                 f"`oper8d run {bundle} --dry-run --cr {cr_path}` shows each)"
             )
-        fail([locate(run.fatal_error, bundle, cr)], hint=hint)
+        # an error may quote a value read from a Secret
+        problem = locate(run.fatal_error, bundle, cr)
+        fail([dataclasses.replace(problem, message=run.redact(problem.message))], hint=hint)
     deletions = would_delete(b, run)
     incomplete = None if run.stable else why_incomplete(run)
     if output_dir:
-        written = write_folder(Path(output_dir), list(run.applied.items()), deletions)
+        written, masked = write_folder(
+            Path(output_dir),
+            list(run.applied.items()),
+            deletions,
+            sensitive=run.sensitive,
+            show_secrets=show_secrets,
+        )
         click.echo(f"wrote {_plural(len(written), 'file')} to {output_dir}", err=True)
+        if masked:
+            click.echo(
+                f"values from Secrets are shown as *** in {_plural(len(masked), 'object')} "
+                f"({MASKED_HINT})",
+                err=True,
+            )
         if incomplete:
             click.secho(f"warning: not complete: {incomplete}", fg="yellow", err=True)
         return
-    click.echo(render_stream(list(run.applied.values()), deletions, incomplete), nl=False)
+    text = render_stream(
+        list(run.applied.values()),
+        deletions,
+        incomplete,
+        sensitive=run.sensitive,
+        show_secrets=show_secrets,
+    )
+    click.echo(text, nl=False)
 
 
 @main.command()

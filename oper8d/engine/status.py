@@ -36,6 +36,9 @@ out" remain distinguishable.
 A CR without a version (nothing at the controller's ``versionPath``) is recorded as
 the empty version ``""``, so ``versions.reconciled`` still marks the first success.
 
+Messages, waiting reasons and projected fields are written without the reconcile's
+sensitive values (``oper8d.logs.redact``): an error may quote a value read from a Secret.
+
 kstatus (kubectl wait, Argo CD, Flux, cli-utils) ignores ``Ready`` on custom resources and
 reads the abnormal-true conditions instead, so every status step also derives them from
 Ready (same lastTransitionTime and observedGeneration rules):
@@ -64,6 +67,7 @@ from oper8d.errors import (
     PreconditionError,
     ReconcileError,
 )
+from oper8d.logs import redact, redact_data
 
 __all__ = [
     "INITIAL_ROLLOUT_STARTED",
@@ -341,7 +345,8 @@ def completion_status(
     reserved = reserved_status_keys(kind)
     for key, value in projected.items():
         if key not in reserved:
-            new[key] = copy.deepcopy(value)
+            # a projection may carry a value read from a Secret
+            new[key] = redact_data(copy.deepcopy(value))
     return new
 
 
@@ -413,6 +418,8 @@ def _reconciled_version(status: Mapping[str, Any] | None) -> str | None:
 
 
 def _clip(message: str) -> str:
+    # masked before it is cut, so no part of a sensitive value survives the cut
+    message = redact(message)
     return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 1] + "…"
 
 
@@ -499,7 +506,9 @@ def _component_status(completion: CompletionSummary) -> dict[str, Any]:
         "unverifiedComponents": list(completion.unverified),
         "failedComponents": list(completion.failed),
         "unstartedComponents": list(completion.unstarted),
-        "waiting": [{"component": name, "reason": why} for name, why in completion.waiting.items()],
+        "waiting": [
+            {"component": name, "reason": redact(why)} for name, why in completion.waiting.items()
+        ],
         "deployed": f"{len(completion.deployed)}/{total}",
         "verified": f"{len(completion.verified)}/{total}",
     }
