@@ -30,30 +30,65 @@ predicates still see every change).
 
 from __future__ import annotations
 
+import builtins
 import logging
 import queue
 import threading
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.base import Obj
 from oper8d.cluster.selectors import as_selector
 from oper8d.errors import ClusterError
-from oper8d.runtime.cache import ObjectStore, copy_obj, key_of, newer, resource_version
+from oper8d.runtime.store import ObjectStore, copy_obj, key_of, newer, resource_version
 
-if TYPE_CHECKING:
-    from oper8d.cluster.kube import KubeCluster
-    from oper8d.cluster.kube_transport import EventStream
-
-__all__ = ["Handler", "Informer"]
+__all__ = ["Handler", "Informer", "ListWatch", "WatchStream"]
 
 log = logging.getLogger("oper8d.informer")
 
 #: ``handler(event, obj, old)``; see the module docstring
 Handler = Callable[[str, Obj, Obj | None], None]
+
+
+class WatchStream(Protocol):
+    """One open watch (``cluster.kube_transport.EventStream``): events
+    ``{"type": ..., "object": {...}}`` until the server ends it or it is closed."""
+
+    def __iter__(self) -> Iterator[dict[str, Any]]: ...
+
+    def close(self) -> None:
+        """End the stream; safe from any thread, idempotent."""
+        ...
+
+
+class ListWatch(Protocol):
+    """Where an informer lists and watches a kind (``KubeCluster``). Errors are
+    ``ClusterError``: 410 on ``watch`` when ``resource_version`` is too old."""
+
+    def list_with_version(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> tuple[list[Obj], str]:
+        """The objects and the resourceVersion a watch continues from."""
+        ...
+
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        resource_version: str,
+        timeout_seconds: int = 300,
+    ) -> WatchStream:
+        """The changes after ``resource_version``, until ``timeout_seconds`` or ``close()``."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -91,7 +126,7 @@ class Informer:
 
     def __init__(
         self,
-        cluster: KubeCluster,
+        cluster: ListWatch,
         api_version: str,
         kind: str,
         *,
@@ -128,7 +163,7 @@ class Informer:
         self._handlers: list[Handler] = []
         self._events: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._synced = threading.Event()
-        self._stream: EventStream | None = None
+        self._stream: WatchStream | None = None
         self._version: str | None = None
         self._failures = 0
         self._threads: list[threading.Thread] = []
@@ -168,11 +203,11 @@ class Informer:
         if stream is not None:
             stream.close()
         self._events.put(_STOP)
-        # joining threads is real waiting, whatever the injected clock says
-        deadline = time.monotonic() + timeout
+        # measured with the injected clock: with a FakeClock each join may take ``timeout``
+        deadline = self._clock.monotonic() + timeout
         others = [t for t in self._threads if t is not threading.current_thread()]
         for thread in others:
-            thread.join(max(0.0, deadline - time.monotonic()))
+            thread.join(max(0.0, deadline - self._clock.monotonic()))
         return not any(t.is_alive() for t in others)
 
     def has_synced(self) -> bool:
@@ -206,12 +241,12 @@ class Informer:
             ]
             return [copy_obj(obj) for obj in found]
 
-    def by_owner(self, uid: str) -> list[Obj]:
+    def by_owner(self, uid: str) -> builtins.list[Obj]:
         """Objects labelled ``oper8d.io/owner-uid: <uid>`` (what one CR deployed)."""
         with self._lock:
             return [copy_obj(obj) for obj in self._store.by_owner_label(uid)]
 
-    def by_owner_reference(self, uid: str) -> list[Obj]:
+    def by_owner_reference(self, uid: str) -> builtins.list[Obj]:
         """Objects with an ownerReference to ``uid``."""
         with self._lock:
             return [copy_obj(obj) for obj in self._store.by_owner_reference(uid)]
@@ -356,7 +391,7 @@ class Informer:
                 self._store.put(key, obj)
         return ("ADDED" if old is None else "MODIFIED", obj, old)
 
-    def _apply_replace(self, listing: _Replace) -> list[tuple[str, Obj, Obj | None]]:
+    def _apply_replace(self, listing: _Replace) -> builtins.list[tuple[str, Obj, Obj | None]]:
         listed = {key_of(obj): obj for obj in listing.items}
         events: list[tuple[str, Obj, Obj | None]] = []
         with self._lock:
@@ -381,7 +416,7 @@ class Informer:
                     self._store.remove(key)
         return events
 
-    def _notify(self, events: list[tuple[str, Obj, Obj | None]]) -> None:
+    def _notify(self, events: builtins.list[tuple[str, Obj, Obj | None]]) -> None:
         with self._lock:
             handlers = list(self._handlers)
         for event, obj, old in events:
