@@ -130,19 +130,25 @@ class ControllerRuntime:
                     self.queue.add((cr["metadata"].get("namespace"), cr["metadata"]["name"]))
 
     def _work(self) -> None:
-        while True:
-            key = self.queue.get()
-            if key is None:
-                return
+        while self.process_next():
+            pass
+
+    def process_next(self, timeout: float | None = None) -> bool:
+        """Take the next key from the queue and reconcile it (what each worker does in a
+        loop); False when the queue shut down or ``timeout`` seconds passed with no key."""
+        key = self.queue.get(timeout)
+        if key is None:
+            return False
+        with self._idle:
+            self._in_flight += 1
+        try:
+            self._reconcile(key)
+        finally:
+            self.queue.done(key)
             with self._idle:
-                self._in_flight += 1
-            try:
-                self._reconcile(key)
-            finally:
-                self.queue.done(key)
-                with self._idle:
-                    self._in_flight -= 1
-                    self._idle.notify_all()
+                self._in_flight -= 1
+                self._idle.notify_all()
+        return True
 
     def _reconcile(self, key: Hashable) -> None:
         namespace, name = cast(Key, key)
