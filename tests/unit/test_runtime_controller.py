@@ -259,11 +259,13 @@ def test_a_worker_reconciles_the_cr_as_the_cluster_has_it_now(rig: Rig) -> None:
 
 
 def test_reconcile_durations_are_measured_with_the_injected_clock(spec: ControllerSpec) -> None:
+    rig = Rig(spec)
+
     def slow(cr: Obj) -> ReconcileResult:
         rig.clock.advance(2.5)
         return ReconcileResult(requeue_after=None)
 
-    rig = Rig(spec, slow)
+    rig.reconciler.script = slow
     rig.crs.emit("ADDED", rig.create_cr())
     rig.run_ready()
 
@@ -348,12 +350,14 @@ def test_events_are_recorded_when_a_condition_changes_and_not_on_a_steady_reconc
 ) -> None:
     statuses = [ready("InProgress", "False"), ready("Stable", "True"), ready("Stable", "True")]
 
+    rig = Rig(spec)
+
     def write_status(cr: Obj) -> ReconcileResult:
         status = statuses.pop(0)
         rig.api.update_status({**cr, "status": status})
         return ReconcileResult(requeue_after=None, status=status)
 
-    rig = Rig(spec, write_status)
+    rig.reconciler.script = write_status
     rig.crs.emit("ADDED", rig.create_cr())
     for _ in range(3):
         rig.controller.enqueue_all()
