@@ -9,7 +9,7 @@ watch replays the log after its starting version, then waits for more), and the
 a reconcile in the middle of a write. ``wait_until(predicate)`` waits, up to a bound,
 until a change of the cluster makes ``predicate()`` true.
 
-Used by tests/unit/test_runtime_manager.py.
+Used by tests/unit/test_runtime_manager.py and tests/unit/test_runtime_informer.py.
 """
 
 from __future__ import annotations
