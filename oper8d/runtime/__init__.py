@@ -1,4 +1,4 @@
-"""Running operators against a real cluster (issue 3): what controller-runtime gives Go operators.
+"""Running operators against a real cluster: what controller-runtime gives Go operators.
 
 One concern per module; the manager wires them together for ``oper8d run``:
 
@@ -6,6 +6,7 @@ One concern per module; the manager wires them together for ``oper8d run``:
 - ``predicates``: which watch events are worth a reconcile (``cr_update_matters``, ``is_paused``)
 - ``metrics``: ``Metrics``, the Prometheus metrics in a registry of their own
 - ``probes``: ``ProbeServer``, the /healthz, /readyz and /metrics HTTP endpoint
+- ``store``: ``ObjectStore``, the indexed objects of one informer, and copy/compare helpers
 - ``informer``: ``Informer``, a list+watch cache of one kind with event handlers
 - ``cache``: ``CachedCluster``, a Cluster that reads from informers and writes to the API
 - ``leaderelection``: ``LeaderElector``, a coordination.k8s.io Lease held by one replica
@@ -14,5 +15,9 @@ One concern per module; the manager wires them together for ``oper8d run``:
 - ``events``: Kubernetes Events on a CR when its Ready or Updating condition changes
 - ``manager``: runs the controllers, workers, probes and leader election until SIGTERM
 
-Nothing is imported here, so importing one module does not load the others.
+Each module declares, as small ``typing.Protocol``s, what it needs of the others and of
+the API server (``informer.ListWatch``, ``cache.ApiServer``, ``events.EventSink``,
+``leaderelection.LeaseClient``, ``manager.ManagedApi``, ...), so every part runs over
+fakes in the unit tests. Nothing is imported here, so importing one module does not load
+the others.
 """
