@@ -20,7 +20,6 @@ from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.bundle.validate import apply_defaults, validate_instance
 from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.base import Cluster, Obj
-from oper8d.dag import Graph
 from oper8d.engine import status as st
 from oper8d.engine.config import (
     CONFIG_DEFAULTS_ANNOTATION,
@@ -93,10 +92,6 @@ class Reconciler:
         self.cluster = cluster
         self.options = options or ReconcilerOptions()
         self.kind = controller.resource
-        self._graph = Graph(
-            [c.name for c in controller.components],
-            [(e.upstream, e.downstream) for e in controller.edges],
-        )
         # what the server stored for our applies, kept across reconciles (engine.deploy)
         self._applied = AppliedMemory()
 
@@ -278,7 +273,8 @@ class Reconciler:
             for obj in owned:
                 by_component.setdefault(component_of(obj) or "", []).append(obj)
             # downstream components first; hook and unknown objects last
-            order = self._graph.reverse_order() + sorted(set(by_component) - set(self._graph.nodes))
+            graph = self.controller.graph
+            order = graph.reverse_order() + sorted(set(by_component) - set(graph.nodes))
             for comp in order:
                 objs = by_component.get(comp, [])
                 for obj in objs:

@@ -99,10 +99,7 @@ class Rollout:
         self.temporary_patches = temporary_patches or []
         self.max_workers = max_workers
         self.progress = progress or _NoProgress()
-        self.graph = Graph(
-            [c.name for c in self.controller.components],
-            [(e.upstream, e.downstream) for e in self.controller.edges],
-        )
+        self.graph = self.controller.graph
         self.components: dict[str, RenderedComponent] = {}
         self.waiting: dict[str, str] = {}
         self._lock = threading.Lock()
