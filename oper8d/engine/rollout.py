@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from oper8d.bundle.model import HookPhase
 from oper8d.cluster.base import Obj
 from oper8d.dag import Graph, RunResult, run_concurrent, run_serial
 from oper8d.engine.deploy import DeployManager
@@ -77,16 +78,11 @@ class Rollout:
         # every error of the rollout in the order it arose; the reported one is picked below
         errors: list[BaseException] = self._in_graph_order(deploy.failed)
         hook_objects: dict[str, Obj] = {}
-        try:
-            hook_objects.update(
-                run_hooks(
-                    self.session,
-                    self.deployer,
-                    "afterDeploy" if deploy_ok else "afterDeployUnsuccessful",
-                )
-            )
-        except ReconcileError as err:
-            errors.append(err)
+        hook_error = self._hooks(
+            "afterDeploy" if deploy_ok else "afterDeployUnsuccessful", hook_objects
+        )
+        if hook_error is not None:
+            errors.append(hook_error)
             deploy_ok = False
 
         fatal = any(_is_fatal(e) for e in deploy.failed.values())
@@ -99,16 +95,11 @@ class Rollout:
             verify_failed = dict(verify.failed)
             errors.extend(self._in_graph_order(verify.failed))
             verify_ok = verify.ok() and deploy_ok
-            try:
-                hook_objects.update(
-                    run_hooks(
-                        self.session,
-                        self.deployer,
-                        "afterVerify" if verify_ok else "afterVerifyUnsuccessful",
-                    )
-                )
-            except ReconcileError as err:
-                errors.append(err)
+            hook_error = self._hooks(
+                "afterVerify" if verify_ok else "afterVerifyUnsuccessful", hook_objects
+            )
+            if hook_error is not None:
+                errors.append(hook_error)
 
         failed = {n for n, e in deploy.failed.items() if _is_fatal(e)}
         failed |= {n for n, e in verify_failed.items() if _is_fatal(e)}
@@ -134,6 +125,15 @@ class Rollout:
             deploy_complete=deploy_ok,
             hook_objects=hook_objects,
         )
+
+    def _hooks(self, phase: HookPhase, applied: dict[str, Obj]) -> ReconcileError | None:
+        """Run the hooks of ``phase``, adding what they applied to ``applied``; the error
+        that stopped them, if any."""
+        try:
+            applied.update(run_hooks(self.session, self.deployer, phase))
+        except ReconcileError as err:
+            return err
+        return None
 
     def _in_graph_order(self, failed: Mapping[str, BaseException]) -> list[BaseException]:
         """Errors of a run, in topological order (the runners finish nodes in any order)."""
