@@ -112,7 +112,7 @@ class DeployManager:
         #: answers when it cannot build a typed patch), PUT the object instead
         self.replace_on_invalid = replace_on_invalid
         self.memory = memory if memory is not None else AppliedMemory()
-        #: the kinds the CR's inventory names: the only kinds this manager writes
+        #: the kinds the CR's inventory names (what ``owned`` lists, ``require_recorded`` checks)
         self.inventory: set[str] = set(inventory_of(cr))
         #: kinds it was asked to write that the inventory did not name (nothing written)
         self.unrecorded: set[str] = set()
