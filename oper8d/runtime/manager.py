@@ -37,7 +37,6 @@ from oper8d.runtime.temporarypatch import TemporaryPatchSync
 log = logging.getLogger("oper8d.manager")
 
 
-
 class Manager:
     """See the module docstring. ``start()`` returns at once; ``stop()`` is graceful."""
 
