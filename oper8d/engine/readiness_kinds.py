@@ -112,20 +112,37 @@ def _statefulset(obj: ObjView) -> Readiness:
     return _ready(obj, f"{ready} of {want} replicas ready")
 
 
+#: (status field, reason, what) counts that must reach the desired number, checked in order
+Counts = tuple[tuple[str, str, str], ...]
+_DAEMONSET_COUNTS: Counts = (
+    ("currentNumberScheduled", "PodsNotScheduled", "scheduled"),
+    ("updatedNumberScheduled", "PodsNotUpdated", "updated"),
+    ("numberAvailable", "PodsNotAvailable", "available"),
+    ("numberReady", "PodsNotReady", "ready"),
+)
+_REPLICASET_COUNTS: Counts = (
+    ("fullyLabeledReplicas", "ReplicasNotLabeled", "labeled"),
+    ("availableReplicas", "ReplicasNotAvailable", "available"),
+    ("readyReplicas", "ReplicasNotReady", "ready"),
+)
+
+
+def _first_short(obj: ObjView, want: int, noun: str, counts: Counts) -> Readiness | None:
+    """Waiting on the first ``(status field, reason, what)`` count below ``want``
+    (``2 of 3 pods ready``); None when every count reaches it."""
+    for field, reason, what in counts:
+        have = _int(obj, "status", field)
+        if have < want:
+            return _waiting(obj, reason, f"{have} of {want} {noun} {what}")
+    return None
+
+
 def _daemonset(obj: ObjView) -> Readiness:
     desired = _get(obj, "status", "desiredNumberScheduled")
     if not isinstance(desired, int):
         return _waiting(obj, "NoDesiredNumber", "status.desiredNumberScheduled not reported yet")
-    for field, reason, what in (
-        ("currentNumberScheduled", "PodsNotScheduled", "scheduled"),
-        ("updatedNumberScheduled", "PodsNotUpdated", "updated"),
-        ("numberAvailable", "PodsNotAvailable", "available"),
-        ("numberReady", "PodsNotReady", "ready"),
-    ):
-        have = _int(obj, "status", field)
-        if have < desired:
-            return _waiting(obj, reason, f"{have} of {desired} pods {what}")
-    return _ready(obj, f"{desired} of {desired} pods available")
+    short = _first_short(obj, desired, "pods", _DAEMONSET_COUNTS)
+    return short or _ready(obj, f"{desired} of {desired} pods available")
 
 
 def _replicaset(obj: ObjView) -> Readiness:
@@ -133,14 +150,9 @@ def _replicaset(obj: ObjView) -> Readiness:
     if _is_true(failure):
         return _waiting(obj, failure.get("reason") or "ReplicaFailure", _explain(failure))
     want = _int(obj, "spec", "replicas", default=1)
-    for field, reason, what in (
-        ("fullyLabeledReplicas", "ReplicasNotLabeled", "labeled"),
-        ("availableReplicas", "ReplicasNotAvailable", "available"),
-        ("readyReplicas", "ReplicasNotReady", "ready"),
-    ):
-        have = _int(obj, "status", field)
-        if have < want:
-            return _waiting(obj, reason, f"{have} of {want} replicas {what}")
+    short = _first_short(obj, want, "replicas", _REPLICASET_COUNTS)
+    if short is not None:
+        return short
     replicas = _int(obj, "status", "replicas")
     if replicas > want:
         return _waiting(obj, "ExtraReplicas", f"{replicas - want} replicas pending termination")
