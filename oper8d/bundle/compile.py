@@ -9,6 +9,7 @@ as one ``BundleError`` so a user fixes a bundle in one pass.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -282,6 +283,27 @@ class _Compiler:
             if tmpl is None:
                 return None
             kinds = _literal_kinds(_text_documents(text))
+        for declared in node.child("kinds").items():
+            pair = (declared.get("apiVersion"), declared.get("kind"))
+            if pair not in kinds:
+                kinds.append(pair)
+        if not kinds:
+            self._problem(
+                f"resource '{node.get('name')}' computes its apiVersion and kind in a template: "
+                "declare the kinds it may render with `kinds: [{apiVersion: ..., kind: ...}]`",
+                node.pos,
+            )
+            return None
+        namespace = None
+        if obj is not None:
+            namespace = _literal_namespace(node.child("object").value, node.pos)
+        if node.has("namespace"):
+            declared_ns = node.child("namespace")
+            namespace = self._guard(
+                self.templates.template_string, declared_ns.value, declared_ns.pos
+            )
+            if namespace is None:
+                return None
         return ResourceSpec(
             name=node.get("name"),
             pos=node.pos,
@@ -290,6 +312,7 @@ class _Compiler:
             method=node.get("method", "apply"),
             ready=tuple(self._rules(node.child("readyWhen"), component_level=False)),
             kinds=tuple(kinds),
+            namespace=namespace,
         )
 
     def _rules(self, node: _Node, *, component_level: bool) -> list[ReadyRule]:
@@ -386,6 +409,15 @@ def _text_documents(text: str) -> list[dict[str, str]]:
         fields = {m[1]: m[2].strip("'\"") for m in _TOP_LINE.finditer(part)}
         docs.append(fields)
     return docs
+
+
+def _literal_namespace(obj: Any, pos: SourcePos) -> Expr | None:
+    """An inline object's namespace written literally: the author declared it."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    value = meta.get("namespace") if isinstance(meta, dict) else None
+    if isinstance(value, str) and value and "{" not in value:
+        return Expr(json.dumps(value), pos, constant=value)
+    return None
 
 
 def _literal_kinds(objects: list[Any]) -> list[tuple[str, str]]:

@@ -17,6 +17,7 @@ from jinja2.runtime import Context
 from oper8d.errors import SourcePos
 from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache
 from oper8d.template.failures import passes_through, render_failure, template_line
+from oper8d.template.slots import SLOTS_VAR, Slots, fill_text
 from oper8d.template.values import copy_result
 
 
@@ -101,9 +102,11 @@ class TextTemplate:
         template: Template,
         source: str,
         references: frozenset[str],
+        nonce: str,
         cache_size: int = DEFAULT_CACHE_SIZE,
     ) -> None:
         self.file = file
+        self._nonce = nonce
         self.references = references
         self._template = template
         self._lines = source.splitlines()
@@ -113,16 +116,24 @@ class TextTemplate:
         return f"TextTemplate({self.file!r})"
 
     def render_text(self, context: Mapping[str, Any]) -> str:
-        """The rendered text (what ``oper8d render`` can show before it is parsed)."""
+        """The rendered text as the template prints it, values in place (for showing it;
+        never parsed: see ``slots``)."""
+        return fill_text(*self.render_tokens(context))
+
+    def render(self, context: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The objects the template renders to, empty documents dropped; the caller owns them.
+        Printed values are scalars of the template's structure, never structure (``slots``)."""
+        text, slots = self.render_tokens(context)
+        return self._documents.parse(text, slots)
+
+    def render_tokens(self, context: Mapping[str, Any]) -> tuple[str, Slots]:
+        """The rendered text with a token where each value was printed, and the values."""
+        slots = Slots(self._nonce)
         try:
-            return self._template.render(context)
+            return self._template.render({**context, SLOTS_VAR: slots}), slots
         except Exception as exc:
             if passes_through(exc):
                 raise
             line = template_line(exc, self.file)
             where = self._lines[line - 1] if line and line <= len(self._lines) else self.file
             raise render_failure(exc, SourcePos(self.file, line or 0), where) from exc
-
-    def render(self, context: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """The objects the template renders to, empty documents dropped; the caller owns them."""
-        return self._documents.parse(self.render_text(context))

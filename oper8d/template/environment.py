@@ -9,7 +9,9 @@ The environment is Jinja's ``ImmutableSandboxedEnvironment`` (no attribute start
 ``_``, no unsafe callables, ``range`` capped at 100,000 items, and no changes to the
 context's lists and dicts, so one template cannot alter what the next one reads) with
 ``StrictUndefined`` (a missing name or attribute is an error, never an empty string),
-autoescape off (the output is YAML, not HTML) and ``keep_trailing_newline``. It has no
+autoescape off (the output is YAML, not HTML) and ``keep_trailing_newline``. Text templates
+compile in an overlay of it whose printed values become scalars, never YAML structure
+(``slots.py``: a CR value cannot add an object, a key or a document). It has no
 loader: ``include``, ``import`` and ``extends`` are rejected at load time. The sandbox keeps
 templates away from Python internals; it does not bound the memory or time a template may
 use.
@@ -26,7 +28,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from jinja2 import StrictUndefined, Template, nodes
+from jinja2 import Environment, StrictUndefined, Template, nodes
 from jinja2.exceptions import TemplateSyntaxError
 from jinja2.lexer import describe_token
 from jinja2.parser import Parser
@@ -37,6 +39,7 @@ from oper8d.template.compiled import CompiledString, Expr, TextTemplate
 from oper8d.template.failures import syntax_problem
 from oper8d.template.filters import template_filters
 from oper8d.template.names import truncate_name
+from oper8d.template.slots import finalize, new_nonce, trusted_filters
 from oper8d.template.tree import Path, TreeTemplate, is_templated
 
 _FILE_STATEMENTS: tuple[tuple[type[nodes.Node], str], ...] = (
@@ -59,6 +62,12 @@ class TemplateEngine:
         env.filters.update(template_filters())  # our `indent` replaces Jinja's (Helm's rule)
         env.globals["truncate_name"] = truncate_name
         self._env = env
+        # text templates print values as tokens (``slots``): Markup marks template-made
+        # text (macros, set blocks, trusted filters), everything else is a value
+        text_env = env.overlay(autoescape=True, finalize=finalize)
+        text_env.filters = trusted_filters(env.filters)
+        self._text_env = text_env
+        self._nonce = new_nonce()
         # source -> (native, live() references, template) of what compiled without error;
         # a source that fails is compiled again at each occurrence, to report each position
         self._strings: dict[str, tuple[bool, frozenset[str], Template]] = {}
@@ -90,6 +99,18 @@ class TemplateEngine:
             compiled = self._compile_bare_expression(source, pos)
         return Expr(source, pos, compiled.references, compiled=compiled, globals=self._env.globals)
 
+    def template_string(self, source: Any, pos: SourcePos) -> Expr:
+        """Compile a string that is text unless it holds ``{{ }}`` (``monitoring``, or
+        ``{{ config.namespace }}``), unlike :meth:`expression`, where bare text is code."""
+        if not isinstance(source, str):
+            raise BundleError(
+                Problem(f"expected a string, got {type(source).__name__}", pos)
+            )
+        if not is_templated(source):
+            return Expr(json.dumps(source), pos, constant=source)
+        compiled = self._compile_string(source, pos)
+        return Expr(source, pos, compiled.references, compiled=compiled, globals=self._env.globals)
+
     def tree(
         self,
         value: Any,
@@ -107,12 +128,12 @@ class TemplateEngine:
             return syntax_problem(exc, SourcePos(file, exc.lineno or 0), None)
 
         try:
-            ast = self._env.parse(source, name=file, filename=file)
+            ast = self._text_env.parse(source, name=file, filename=file)
         except TemplateSyntaxError as exc:
             raise BundleError(problem(exc)) from exc
         self._reject_file_statements(ast, lambda node: SourcePos(file, node.lineno))
-        template = self._template(ast, problem, file)
-        return TextTemplate(file, template, source, live_references(ast))
+        template = self._template(ast, problem, file, self._text_env)
+        return TextTemplate(file, template, source, live_references(ast), self._nonce)
 
     # -- compilation ----------------------------------------------------------------------
 
@@ -179,17 +200,19 @@ class TemplateEngine:
         ast: nodes.Template,
         problem: Callable[[TemplateSyntaxError], Problem],
         file: str | None = None,
+        env: Environment | None = None,
     ) -> Template:
         """A template object for ``ast``; ``file`` names its traceback frames (see
         ``failures.template_line``). Code generation finds unknown filters and tests."""
+        env = env or self._env
         try:
-            code = self._env.compile(ast, name=file, filename=file)
+            code = env.compile(ast, name=file, filename=file)
         except TemplateSyntaxError as exc:
             raise BundleError(problem(exc)) from exc
         # The environment's own globals dict rather than the ChainMap from_string builds:
         # a context is created per rendered string, and copying a ChainMap's keys into the
         # context doubled the cost of rendering an inline object.
-        return self._env.template_class.from_code(self._env, code, self._env.globals, None)
+        return env.template_class.from_code(env, code, env.globals, None)
 
     @staticmethod
     def _reject_file_statements(
