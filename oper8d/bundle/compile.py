@@ -9,13 +9,12 @@ as one ``BundleError`` so a user fixes a bundle in one pass.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeGuard, TypeVar
+from typing import Any, TypeVar
 
 from oper8d.bundle.edges import infer_edges
+from oper8d.bundle.literals import literal_kinds, literal_namespace, text_documents
 from oper8d.bundle.loader import Document, PathKey, load_yaml_file, resolve_path
 from oper8d.bundle.model import (
     FORMAT_VERSION,
@@ -267,7 +266,7 @@ class _Compiler:
             obj = self._guard(self.templates.tree, body.value, body.pos, self._positions(body))
             if obj is None:
                 return None
-            kinds = _literal_kinds([body.value])
+            kinds = literal_kinds([body.value])
         else:
             ref = node.child("template")
             try:
@@ -282,7 +281,7 @@ class _Compiler:
             tmpl = self._guard(self.templates.text, text, ref.value)
             if tmpl is None:
                 return None
-            kinds = _literal_kinds(_text_documents(text))
+            kinds = literal_kinds(text_documents(text))
         for declared in node.child("kinds").items():
             pair = (declared.get("apiVersion"), declared.get("kind"))
             if pair not in kinds:
@@ -296,7 +295,7 @@ class _Compiler:
             return None
         namespace = None
         if obj is not None:
-            namespace = _literal_namespace(node.child("object").value, node.pos)
+            namespace = literal_namespace(node.child("object").value, node.pos)
         if node.has("namespace"):
             declared_ns = node.child("namespace")
             namespace = self._guard(
@@ -396,44 +395,6 @@ class _Compiler:
                     )
                 )
         return hooks
-
-
-_DOC_SPLIT = re.compile(r"^---\s*$", re.M)
-_TOP_LINE = re.compile(r"^(apiVersion|kind):\s*([^\s#]+)\s*$", re.M)
-
-
-def _text_documents(text: str) -> list[dict[str, str]]:
-    """The literal top-level apiVersion/kind lines of each document of a text template."""
-    docs = []
-    for part in _DOC_SPLIT.split(text):
-        fields = {m[1]: m[2].strip("'\"") for m in _TOP_LINE.finditer(part)}
-        docs.append(fields)
-    return docs
-
-
-def _literal_namespace(obj: Any, pos: SourcePos) -> Expr | None:
-    """An inline object's namespace written literally: the author declared it."""
-    meta = obj.get("metadata") if isinstance(obj, dict) else None
-    value = meta.get("namespace") if isinstance(meta, dict) else None
-    if isinstance(value, str) and value and "{" not in value:
-        return Expr(json.dumps(value), pos, constant=value)
-    return None
-
-
-def _literal_kinds(objects: list[Any]) -> list[tuple[str, str]]:
-    """(apiVersion, kind) of objects whose apiVersion and kind are written literally."""
-    out = []
-    for obj in objects:
-        if not isinstance(obj, dict):
-            continue
-        api_version, kind = obj.get("apiVersion"), obj.get("kind")
-        if _literal(api_version) and _literal(kind):
-            out.append((api_version, kind))
-    return out
-
-
-def _literal(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and bool(value) and "{" not in value
 
 
 def _opt_str(value: Any) -> str | None:
