@@ -356,6 +356,20 @@ def test_a_bundle_without_secrets_gets_no_rule_on_secrets(tmp_path: Path) -> Non
     assert rules and not any("secrets" in r["resources"] for r in rules)
 
 
+def test_the_tutorial_bundle_gets_no_rule_on_secrets(tmp_path: Path) -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "tutorial.md").read_text()
+    blocks = [b.split("\n", 1)[1] for b in text.split("```yaml")[1:]]
+    blocks = [b.split("```")[0] for b in blocks]
+    # operator.yaml, then the components (and status) the tutorial adds to it
+    bundle_text = "".join(b for b in blocks if "kind: Greeter\nmetadata" not in b)
+    (tmp_path / "operator.yaml").write_text(bundle_text.replace("../schemas", "schemas"))
+    bundle = load_bundle(tmp_path)
+    assert [c.name for c in bundle.controllers[0].components] == ["config", "web", "service"]
+    objs = [m.obj for m in operator_manifests(bundle, InstallOptions())]
+    (role,) = of_kind(objs, "ClusterRole")
+    assert not any("secrets" in r["resources"] for r in role["rules"])
+
+
 def test_random_strings_grant_what_the_generated_secret_needs(tmp_path: Path) -> None:
     bundle = build(
         tmp_path / "b",
