@@ -17,6 +17,7 @@ One pass per example: each refusal costs a retry of one step, not a whole run.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import threading
 import time
@@ -92,7 +93,11 @@ class Forbidden:
         def request(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
             response = original(method, url, *args, **kwargs)
             if response.status == 403:
-                self.seen.append(response.read().decode(errors="replace"))
+                body = response.read().decode(errors="replace")
+                try:
+                    self.seen.append(json.loads(body)["message"])
+                except (ValueError, KeyError, TypeError):
+                    self.seen.append(body)
             return response
 
         api_client.rest_client.request = request  # type: ignore[method-assign]
