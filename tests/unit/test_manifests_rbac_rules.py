@@ -20,6 +20,7 @@ from oper8d.manifests.rbac import (
     VERB_ORDER,
     Grant,
     Permissions,
+    lease_grants,
     policy_rules,
     rbac_objects,
     required_permissions,
@@ -514,3 +515,63 @@ def test_a_namespaced_install_grants_cluster_wide_only_what_lives_outside_namesp
     for ns in set(watched):
         (role,) = [o for o in of_kind(objs, "Role") if o["metadata"]["namespace"] == ns]
         assert _triples(role["rules"]) == _triples(policy_rules(g for g in grants if g.namespaced))
+
+
+# -- reads pinned to a namespace ------------------------------------------------------------
+_NAMESPACES = ["n1", "n2", "x", "ops"]
+_OBJECT_NAMES = ["lease", "other"]
+_any_grants = st.builds(
+    Grant,
+    group=st.sampled_from(["", "apps"]),
+    resource=_names,
+    verbs=st.sets(st.sampled_from(VERB_ORDER), min_size=1).map(
+        lambda s: tuple(v for v in VERB_ORDER if v in s)
+    ),
+    namespaced=st.booleans(),
+    names=st.sampled_from([(), ("lease",)]),
+    namespace=st.sampled_from(["", "x", "n1"]),
+).filter(lambda g: g.namespaced or not g.namespace)
+
+
+def _effective(objs: list[dict[str, Any]]) -> set[tuple[str, str, str, str, str]]:
+    """Every (namespace or "" for cluster scope, group, resource, verb, object name) the
+    objects let the ServiceAccount do, as the API server's RBAC authorizer decides it."""
+    out = set()
+    for role in of_kind(objs, "Role") + of_kind(objs, "ClusterRole"):
+        scopes = [role["metadata"]["namespace"]] if role["kind"] == "Role" else ["", *_NAMESPACES]
+        for g, r, v, n in _triples(role["rules"]):
+            for scope in scopes:
+                for name in [n] if n else _OBJECT_NAMES:
+                    out.add((scope, g, r, v, name))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_any_grants, max_size=8), st.lists(st.sampled_from(["n1", "n2"]), max_size=2))
+def test_roles_grant_exactly_what_the_grants_say_where_they_say_it(
+    grants: list[Grant], watched: list[str]
+) -> None:
+    objs = rbac_objects(
+        Permissions(tuple(sorted(grants))),
+        name="op",
+        namespace="ops",
+        service_account="op",
+        lease_name="lease",
+        watch_namespaces=watched,
+    )
+    everywhere = ["", *_NAMESPACES]
+    expected = set()
+    for g in [*grants, *lease_grants("lease")]:
+        if g.resource == "leases":
+            scopes = ["ops"]
+        elif g.namespace:
+            scopes = [g.namespace]
+        elif g.namespaced and watched:
+            scopes = list(watched)
+        else:
+            scopes = everywhere  # a ClusterRole
+        for scope in scopes:
+            for verb in g.verbs:
+                for name in g.names or _OBJECT_NAMES:
+                    expected.add((scope, g.group, g.resource, verb, name))
+    assert _effective(objs) == expected
