@@ -132,9 +132,9 @@ def _lookup_call(call: nodes.Call, pos: SourcePos) -> LookupCall:
     constant: dict[str, bool] = {}
     for key in _LOOKUP_ARGS:
         node = args.get(key)
-        is_const = isinstance(node, nodes.Const) and (node.value is None or isinstance(
-            node.value, str
-        ))
+        is_const = isinstance(node, nodes.Const) and (
+            node.value is None or isinstance(node.value, str)
+        )
         constant[key] = node is None or is_const
         values[key] = node.value if is_const else None  # type: ignore[union-attr]
     computed_ns = not constant["namespace"]
