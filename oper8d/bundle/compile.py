@@ -34,7 +34,7 @@ from oper8d.bundle.model import (
     ResourceSpec,
     TemporaryPatchPolicy,
 )
-from oper8d.bundle.reads import CallFinder, parse_reads, undeclared_calls
+from oper8d.bundle.reads import CallFinder, parse_reads, undeclared_calls, undeclared_live
 from oper8d.bundle.validate import SchemaSet, check_spec_schema
 from oper8d.clock import parse_duration
 from oper8d.dag import CycleError, Graph
@@ -159,6 +159,11 @@ class _Compiler:
         )
         for c in bundle.controllers:
             self.problems.extend(undeclared_calls(bundle, c, c.lookups))
+            refs = [ref for comp in c.components for ref in _references(comp)]
+            refs += _condition_references(
+                list(c.edges), list(c.components), list(c.hooks), dict(c.status_fields)
+            )
+            self.problems.extend(undeclared_live(bundle, c, refs))
         if self.problems:
             raise BundleError(sorted(self.problems, key=_problem_order))
         return bundle

@@ -252,3 +252,60 @@ def undeclared_calls(
         namespace = call.namespace or ("<namespace>" if call.namespace_given else here)
         reason = refusal(controller, api_version, kind, name, None if scoped else namespace, here)
         yield Problem(f"lookup() {reason}", call.pos)
+
+
+def undeclared_live(
+    bundle: Bundle, controller: ControllerSpec, refs: Iterable[tuple[str, SourcePos]]
+) -> Iterator[Problem]:
+    """Validate-time check of ``live('<component>.<resource>')`` calls: a reference to an
+    object whose literal kind is a Secret, or a cluster-scoped kind, that no ``reads:``
+    entry covers can never be read."""
+    components = {c.name: c for c in controller.components}
+    seen: set[tuple[str, SourcePos]] = set()
+    for ref, pos in refs:
+        if (ref, pos) in seen:
+            continue
+        seen.add((ref, pos))
+        component, _, resource = ref.partition(".")
+        comp = components.get(component)
+        if comp is None:
+            continue  # the compile reports unknown references
+        kinds = [k for r in comp.resources for k in _kinds_named(r.name, r.kinds, resource)]
+        refused = [
+            (api_version, kind)
+            for api_version, kind in kinds
+            if not _may_read(bundle, controller, api_version, kind)
+        ]
+        if kinds and len(refused) == len(kinds):
+            api_version, kind = refused[0]
+            why = (
+                "Secrets are readable only when the bundle declares them"
+                if is_secret(api_version, kind)
+                else "cluster-scoped kinds are readable only when the bundle declares them"
+            )
+            yield Problem(
+                f"live({ref!r}) reads a {kind}: {why}; add {{apiVersion: {api_version}, "
+                f"kind: {kind}}} to `reads:` of controller '{controller.name}'",
+                pos,
+            )
+
+
+def _kinds_named(
+    name: str, kinds: Sequence[tuple[str, str]], resource: str
+) -> list[tuple[str, str]]:
+    """The kinds ``<component>.<resource>`` may name among a resource's: all of them for
+    its own name, the one in the name for a document of a text template
+    (``<resource>-<kind>-<object name>``)."""
+    if resource == name:
+        return list(kinds)
+    rest = resource.removeprefix(name + "-") if resource.startswith(name + "-") else None
+    if rest is None:
+        return []
+    return [k for k in kinds if rest == k[1].lower() or rest.startswith(k[1].lower() + "-")]
+
+
+def _may_read(bundle: Bundle, controller: ControllerSpec, api_version: str, kind: str) -> bool:
+    if cluster_scoped(bundle, controller.reads, api_version, kind) or is_secret(api_version, kind):
+        group = group_of(api_version)
+        return any((group_of(r.api_version), r.kind) == (group, kind) for r in controller.reads)
+    return True

@@ -171,16 +171,22 @@ def test_live_reads_follow_the_same_rule(tmp_path: Path) -> None:
               apiVersion: v1
               kind: ConfigMap
               metadata: {name: "{{ scoped_name('copy') }}"}
-              data: {copied: "{{ live('s.secret').data | to_json }}"}
+              data: {copied: "{{ live(spec.ref).data | to_json }}"}
     """
+    # a reference computed at render time: refused when it is rendered
     h = Harness(build(tmp_path / "a", bundle))
-    h.create({})
+    h.create({"ref": "s.secret"})
     h.settle()
     assert "live('s.secret'): reading Secret default/demo-s is not allowed" in refused(h)
     h = Harness(build(tmp_path / "b", bundle + "reads: [{apiVersion: v1, kind: Secret}]"))
-    h.create({})
+    h.create({"ref": "s.secret"})
     h.settle()
     assert copied(h) == '{"a": "Yg=="}'
+    # a constant reference: refused by validate
+    constant = bundle.replace("live(spec.ref)", "live('s.secret')")
+    (problem,) = problems(tmp_path / "c", constant)
+    assert "live('s.secret') reads a Secret: Secrets are readable only when" in problem
+    assert "- name: cm" in line_of(problem, tmp_path / "c")  # the resource that reads it
 
 
 # -- validate time: constant arguments --------------------------------------------------------
