@@ -214,6 +214,8 @@ def refusal(
         why = "Secrets are readable only when the bundle declares them"
     elif namespace is None:
         why = "cluster-scoped kinds are readable only when the bundle declares them"
+    elif cr_namespace is None:
+        why = "the CR is cluster-scoped: templates read a namespace only where a read declares it"
     else:
         why = f"templates read only the CR's namespace ({cr_namespace}) unless a read is declared"
     return (
