@@ -1,6 +1,7 @@
 """The RBAC ``oper8d manifests`` generates is minimal, shown on the real API server.
 
-For each example operator, installed for one watched namespace (per-namespace Roles), the
+For each example operator, installed for one watched namespace (per-namespace Roles; webapp
+also cluster-wide, one ClusterRole), the
 steps the operator takes run under impersonation of the generated ServiceAccount: the
 informers' lists and watches, leader election, the engine reconciling the sample CR to
 Ready, an Event, a TemporaryPatch, pruning, finalization. The steps start with *every*
@@ -47,6 +48,7 @@ from oper8d.runtime.temporarypatch import TemporaryPatchSync
 pytestmark = pytest.mark.integration
 
 TP = ("oper8.org/v1", "TemporaryPatch")
+RBAC = "rbac.authorization.k8s.io/v1"
 #: (Role namespace or "" for a ClusterRole, API group, resource, verb, resourceNames)
 Atom = tuple[str, str, str, str, tuple[str, ...]]
 
@@ -117,6 +119,8 @@ class Example:
     op: KubeCluster
     forbidden: Forbidden
     operator_ns: str
+    #: False: one ClusterRole for all namespaces (no --watch-namespace)
+    namespace_scoped: bool
     watched: str
     roles: dict[tuple[str, str, str], dict[str, Any]]  # (kind, namespace, name) -> role
     atoms: set[Atom]
@@ -234,11 +238,13 @@ def informers(ex: Example) -> None:
     watched: list[tuple[str, str, str | None]] = [(*ex.kind, None), (*TP, None)]
     watched += [(api_version, kind, OWNED_SELECTOR) for api_version, kind in owned_kinds(spec)]
     for api_version, kind, selector in watched:
-        _items, version = ex.op.list_with_version(api_version, kind, ex.watched, selector)
+        # a cluster-wide operator's informers watch all namespaces
+        scope = ex.watched if ex.namespace_scoped else None
+        _items, version = ex.op.list_with_version(api_version, kind, scope, selector)
         stream = ex.op.watch(
             api_version,
             kind,
-            namespace=ex.watched,
+            namespace=scope,
             label_selector=selector,
             resource_version=version,
             timeout_seconds=1,
@@ -415,16 +421,26 @@ def admin(k8s: client.ApiClient) -> KubeCluster:
     return KubeCluster(k8s, field_manager="test")
 
 
-@pytest.fixture(params=["webapp", "stateful", "fanout"])
+@pytest.fixture(
+    params=[
+        ("webapp", True),
+        ("stateful", True),
+        ("fanout", True),
+        ("webapp", False),  # the ClusterRole of a cluster-wide install
+    ],
+    ids=["webapp", "stateful", "fanout", "webapp-cluster-wide"],
+)
 def example(
     request: pytest.FixtureRequest, envtest: Environment, admin: KubeCluster
 ) -> Iterator[Example]:
-    name = request.param
+    name, namespace_scoped = request.param
     bundle = load_bundle(EXAMPLES / name)
     suffix = uuid.uuid4().hex[:6]
     operator_ns, watched = f"min-op-{suffix}", f"min-{name}-{suffix}"
     admin.apply(_namespace(watched), field_manager="test")
-    options = InstallOptions(namespace=operator_ns, watch_namespaces=(watched,))
+    options = InstallOptions(
+        namespace=operator_ns, watch_namespaces=(watched,) if namespace_scoped else ()
+    )
     objs = [m.obj for m in operator_manifests(bundle, options) if m.obj["kind"] != "Deployment"]
     for obj in objs:
         admin.apply(obj, field_manager="test")
@@ -466,6 +482,7 @@ def example(
             op=KubeCluster(api_client, field_manager=bundle.name),
             forbidden=forbidden,
             operator_ns=operator_ns,
+            namespace_scoped=namespace_scoped,
             watched=watched,
             roles=roles,
             atoms=atoms_of(roles),
@@ -521,6 +538,10 @@ def _cleanup(ex: Example, volume: dict[str, Any] | None) -> None:
             time.sleep(0.5)
     for ns in (ex.watched, ex.operator_ns):
         ex.admin.delete("v1", "Namespace", ns)
+    for kind, _ns, role_name in ex.roles:
+        if kind == "ClusterRole":
+            ex.admin.delete(RBAC, "ClusterRole", role_name)
+            ex.admin.delete(RBAC, "ClusterRoleBinding", role_name)
     if volume:
         ex.admin.delete("v1", "PersistentVolume", volume["metadata"]["name"])
 
@@ -557,6 +578,7 @@ def test_every_rule_is_needed_by_some_step_and_the_example_reaches_ready(
             assert is_ready(ex.admin.get(*ex.kind, ex.cr["metadata"]["name"], ex.watched))
 
     unshown = {(a[1], a[2], a[3]) for a in ex.removed}
+    assert ex.namespace_scoped or any(a[0] == "" for a in shown), "no ClusterRole was tested"
     assert unshown == set(UNSHOWN[ex.name]), (
         f"rules no step needed: {sorted(unshown - set(UNSHOWN[ex.name]))}; "
         f"explained but shown: {sorted(set(UNSHOWN[ex.name]) - unshown)}; "
