@@ -1,10 +1,9 @@
 """The RBAC ``oper8d manifests`` generates is minimal, shown on the real API server.
 
 For each example operator, installed for one watched namespace (per-namespace Roles; webapp
-also cluster-wide, one ClusterRole), the
-steps the operator takes run under impersonation of the generated ServiceAccount: the
-informers' lists and watches, leader election, the engine reconciling the sample CR to
-Ready, an Event, a TemporaryPatch, pruning, finalization. The steps start with *every*
+also cluster-wide, one ClusterRole), the steps the operator takes run under impersonation of
+the generated ServiceAccount: the informers' lists and watches, leader election, the engine
+reconciling the sample CR to Ready, an Event, a TemporaryPatch, pruning, finalization. The steps start with *every*
 rule atom (one verb on one resource of one Role) removed. Whenever a step is refused (a
 403), the atom the API server names is put back and the step runs again from where it
 stopped; every state it restarts from is one the operator itself reaches. An atom put
