@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from oper8d.bundle.edges import infer_edges
+from oper8d.bundle.edges import condition_references, infer_edges, template_references
 from oper8d.bundle.literals import literal_kinds, literal_namespace, text_documents
 from oper8d.bundle.loader import Document, PathKey, load_yaml_file, resolve_path
 from oper8d.bundle.model import (
@@ -32,6 +32,7 @@ from oper8d.bundle.model import (
     TemporaryPatchPolicy,
 )
 from oper8d.bundle.nodes import _Node, _PositionIndex
+from oper8d.bundle.reads import CallFinder, parse_reads, undeclared_calls, undeclared_live
 from oper8d.bundle.validate import SchemaSet, check_spec_schema
 from oper8d.clock import parse_duration
 from oper8d.errors import BundleError, Problem, SourcePos
@@ -65,6 +66,8 @@ class _Compiler:
         self.problems: list[Problem] = []
         # id(document) -> (document, its index): the document is kept so its id stays its own
         self._position_indexes: dict[int, tuple[Document, _PositionIndex]] = {}
+        # lookup() and random_string() calls of the controller being compiled
+        self._calls = CallFinder()
 
     # -- entry ---------------------------------------------------------------------------
     def compile(self) -> Bundle:
@@ -87,13 +90,23 @@ class _Compiler:
         self._check_unique(kinds, "controller resource", top.pos)
         if self.problems:
             raise BundleError(sorted(self.problems, key=_problem_order))
-        return Bundle(
+        bundle = Bundle(
             name=meta.get("name"),
             root=self.root,
             controllers=tuple(c for c in controllers if c is not None),
             operator_version=_opt_str(meta.get("version")),
             description=meta.get("description"),
         )
+        for c in bundle.controllers:
+            self.problems.extend(undeclared_calls(bundle, c, c.lookups))
+            refs = [ref for comp in c.components for ref in template_references(comp)]
+            refs += condition_references(
+                list(c.edges), list(c.components), list(c.hooks), dict(c.status_fields)
+            )
+            self.problems.extend(undeclared_live(bundle, c, refs))
+        if self.problems:
+            raise BundleError(sorted(self.problems, key=_problem_order))
+        return bundle
 
     # -- helpers -------------------------------------------------------------------------
     def _problem(self, message: str, pos: SourcePos) -> None:
@@ -130,10 +143,17 @@ class _Compiler:
     # -- controller ----------------------------------------------------------------------
     def _controller(self, node: _Node) -> ControllerSpec | None:
         before = len(self.problems)
+        self._calls = CallFinder()
         resource = self._cr_kind(node.child("resource"))
+        reads_node = node.child("reads")
+        reads, problems = parse_reads(reads_node.value, lambda i: reads_node.child(i).pos)
+        self.problems.extend(problems)
+        for key in ("hooks", "status", "finalize"):
+            self._find_calls(node.child(key))
         components: list[ComponentSpec] = []
         for entry in node.child("components").items():
             for comp_node in self._component_nodes(entry):
+                self._find_calls(comp_node)
                 comp = self._component(comp_node)
                 if comp is not None:
                     components.append(comp)
@@ -179,7 +199,26 @@ class _Compiler:
             finalize=finalize,
             requeue=requeue,
             temporary_patches=policy,
+            reads=tuple(reads),
+            lookups=tuple(self._calls.lookups),
+            random_strings=self._calls.random_strings,
         )
+
+    def _find_calls(self, node: _Node, in_object: bool = False) -> None:
+        """Feed the template strings below ``node`` to the call finder: strings of inline
+        objects and patches when templated, any other string as an expression."""
+        value = node.value
+        if isinstance(value, str):
+            if in_object:
+                self._calls.template_string(value, node.pos)
+            else:
+                self._calls.expression(value, node.pos)
+        elif isinstance(value, dict):
+            for key in value:
+                self._find_calls(node.child(key), in_object or key in ("object", "patch"))
+        elif isinstance(value, list):
+            for item in node.items():
+                self._find_calls(item, in_object)
 
     def _cr_kind(self, node: _Node) -> CRKind:
         kind = node.get("kind")
@@ -281,6 +320,7 @@ class _Compiler:
             tmpl = self._guard(self.templates.text, text, ref.value)
             if tmpl is None:
                 return None
+            self._calls.text(text, ref.value)
             kinds = literal_kinds(text_documents(text))
         for declared in node.child("kinds").items():
             pair = (declared.get("apiVersion"), declared.get("kind"))

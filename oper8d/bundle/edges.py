@@ -61,7 +61,7 @@ def infer_edges(
             when = expr(dep.child("when")) if dep.has("when") else None
             edges[(upstream, name)] = Edge(upstream, name, dep.pos, when=when)
     for comp in components:
-        for ref, pos in _references(comp):
+        for ref, pos in template_references(comp):
             upstream = _referenced_component(ref, pos, by_name, problem)
             if upstream is None:
                 continue
@@ -69,7 +69,7 @@ def infer_edges(
                 edges[(upstream, comp.name)] = Edge(upstream, comp.name, pos, inferred=True)
     # live() in conditions, readiness, hooks and status fields reads objects without
     # ordering anything: only check that the reference names something that exists
-    conditions = _condition_references(list(edges.values()), components, hooks, status_fields)
+    conditions = condition_references(list(edges.values()), components, hooks, status_fields)
     for ref, pos in conditions:
         _referenced_component(ref, pos, by_name, problem)
     graph = Graph(comp_nodes, [(e.upstream, e.downstream) for e in edges.values()])
@@ -127,7 +127,7 @@ def _unknown_component(name: str, known: list[str], pos: SourcePos, problem: Rep
     problem(f"unknown component '{name}'" + suggest_name(name, known), pos)
 
 
-def _references(comp: ComponentSpec) -> Iterator[tuple[str, SourcePos]]:
+def template_references(comp: ComponentSpec) -> Iterator[tuple[str, SourcePos]]:
     """live() references made while rendering ``comp`` (not while verifying it)."""
     for res in comp.resources:
         tmpl = res.object or res.template
@@ -142,7 +142,7 @@ def _references(comp: ComponentSpec) -> Iterator[tuple[str, SourcePos]]:
                 yield ref, expr.pos
 
 
-def _condition_references(
+def condition_references(
     edges: list[Edge],
     components: list[ComponentSpec],
     hooks: list[HookSpec],
