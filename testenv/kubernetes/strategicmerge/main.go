@@ -1,0 +1,123 @@
+// Command strategic-merge applies strategic merge patches with apimachinery's own
+// implementation, for oper8d's differential tests (tests/integration/test_smp_apimachinery.py).
+//
+// It does what `kubectl patch --local --type strategic` does to an object: the Go type of
+// the object's apiVersion/kind comes from client-go's scheme (kubectl's scheme), and
+// strategicpatch.StrategicMergePatch merges with that type's struct tags. It reads one case
+// per line on stdin, {"original": {...}, "patch": {...}}, and writes one line per case:
+//
+//	{"result": {...}}            the merged object
+//	{"error": "..."}             apimachinery refused the patch
+//	{"panic": "..."}             apimachinery panicked (an input it does not handle)
+//	{"nondeterministic": true}   runs of the same case disagreed
+//
+// apimachinery walks the patch's Go maps in random order, so a few patches (a list and a
+// $deleteFromPrimitiveList of the same value) have no single answer. Each case therefore
+// runs several times; callers skip cases whose runs disagree.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+const runs = 10
+
+type input struct {
+	Original json.RawMessage `json:"original"`
+	Patch    json.RawMessage `json:"patch"`
+}
+
+type output struct {
+	Result           json.RawMessage `json:"result,omitempty"`
+	Error            string          `json:"error,omitempty"`
+	Panic            string          `json:"panic,omitempty"`
+	Nondeterministic bool            `json:"nondeterministic,omitempty"`
+}
+
+func main() {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 64<<20)
+	out := bufio.NewWriter(os.Stdout)
+	enc := json.NewEncoder(out)
+	for in.Scan() {
+		if err := enc.Encode(handle(in.Bytes())); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		// one answer per line, right away: callers wait for it before the next case
+		if err := out.Flush(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	if err := in.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func handle(line []byte) output {
+	var c input
+	if err := json.Unmarshal(line, &c); err != nil {
+		return output{Error: "bad case: " + err.Error()}
+	}
+	var meta struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal(c.Original, &meta); err != nil {
+		return output{Error: "bad original: " + err.Error()}
+	}
+	gv, err := schema.ParseGroupVersion(meta.APIVersion)
+	if err != nil {
+		return output{Error: err.Error()}
+	}
+	first := once(c, gv.WithKind(meta.Kind))
+	for i := 1; i < runs; i++ {
+		again := once(c, gv.WithKind(meta.Kind))
+		if again != first {
+			return output{Nondeterministic: true}
+		}
+	}
+	return first.output()
+}
+
+// outcome is comparable, so that runs can be compared with ==.
+type outcome struct {
+	result, err, panic string
+}
+
+func (o outcome) output() output {
+	switch {
+	case o.panic != "":
+		return output{Panic: o.panic}
+	case o.err != "":
+		return output{Error: o.err}
+	}
+	return output{Result: json.RawMessage(o.result)}
+}
+
+func once(c input, gvk schema.GroupVersionKind) (o outcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			o = outcome{panic: fmt.Sprint(r)}
+		}
+	}()
+	typed, err := scheme.Scheme.New(gvk)
+	if err != nil {
+		return outcome{err: err.Error()}
+	}
+	// json.Marshal sorts map keys, so equal results are equal strings
+	merged, err := strategicpatch.StrategicMergePatch(c.Original, c.Patch, typed)
+	if err != nil {
+		return outcome{err: err.Error()}
+	}
+	return outcome{result: string(merged)}
+}
