@@ -10,7 +10,8 @@ and a patch over its lists (containers, initContainers, ports, env, volumeMounts
 volumes, imagePullSecrets, Service ports; finalizers and args as primitive lists;
 tolerations as a list without merge key) with the directives (``$patch`` replace,
 delete and merge, ``$retainKeys``, ``$setElementOrder``, ``$deleteFromPrimitiveList``)
-and nulls. Where apimachinery merges, oper8d must give the same JSON; where it refuses
+and nulls; and lists longer than 20 items (Go sorts those in blocks). Where apimachinery
+merges, oper8d must give the same JSON; where it refuses
 the patch, oper8d must raise ConfigError. Two kinds of case have no single answer and
 are left out: inputs apimachinery panics on, and patches whose result depends on Go's
 random map order (reported by the tool, which runs each case several times).
@@ -100,6 +101,8 @@ def check(tool: Apimachinery, original: dict[str, Any], patch: dict[str, Any]) -
         if feature in written:
             event(f"patch has {feature}")
     event("apimachinery refuses" if "error" in expected else "apimachinery merges")
+    if longest_list(original) > 20 or longest_list(patch) > 20:
+        event("a list has more than 20 items")
     try:
         merged = strategic_merge(
             original, patch, kind=original["kind"], api_version=original["apiVersion"]
@@ -118,6 +121,14 @@ FEATURES = (
     *("$deleteFromPrimitiveList", "$retainKeys", '"$patch": "delete"', '"$patch": "replace"'),
     *('"$patch": "merge"', "null"),
 )
+
+
+def longest_list(value: Any) -> int:
+    if isinstance(value, dict):
+        return max((longest_list(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return max([len(value), *(longest_list(v) for v in value)])
+    return 0
 
 
 def canonical(value: Any) -> str:
@@ -524,6 +535,54 @@ def test_service_patches_merge_as_apimachinery_merges_them(
 @compare(300)
 @given(case=cases(deployment() | stateful_set(), directives=40))
 def test_directive_heavy_patches_merge_as_apimachinery_merges_them(
+    apimachinery: Apimachinery, case: tuple[dict[str, Any], dict[str, Any]]
+) -> None:
+    check(apimachinery, *case)
+
+
+LONG_NAMES = st.sampled_from([f"v{i}" for i in range(60)])
+
+
+@st.composite
+def long_lists(draw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Lists longer than 20 items, where Go's stable sort merges sorted blocks, with
+    partial or empty ``$setElementOrder`` lists (which sort with a comparison that is
+    not an order)."""
+    names = draw(st.lists(LONG_NAMES, unique=True, min_size=15, max_size=45))
+    env = [{"name": n, "value": "old"} for n in names]
+    finalizers = draw(st.lists(LONG_NAMES, unique=True, min_size=10, max_size=30))
+    items = []
+    for name in draw(st.lists(LONG_NAMES, unique=True, min_size=5, max_size=40)):
+        deleted = chance(draw, 15)
+        items.append({"name": name, **({"$patch": "delete"} if deleted else {"value": "new"})})
+    container: dict[str, Any] = {"name": "app"}
+    meta: dict[str, Any] = {}
+    if chance(draw, 80):
+        container["env"] = items
+    if chance(draw, 50):
+        meta["finalizers"] = draw(st.lists(LONG_NAMES, unique=True, min_size=5, max_size=25))
+    drawer = PatchDrawer(draw, 100)
+    if chance(draw, 70):
+        drawer.list_directives(container, "env", Keyed("name", LONG_NAMES, ENV), env)
+    if chance(draw, 50):
+        drawer.list_directives(meta, "finalizers", Values(), finalizers)
+    for patch in (container, meta):
+        for key in [k for k in patch if k.startswith("$setElementOrder/")]:
+            if chance(draw, 30):
+                patch[key] = []
+    original = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "finalizers": finalizers},
+        "spec": {"template": {"spec": {"containers": [{"name": "app", "env": env}]}}},
+    }
+    patch = {"metadata": meta, "spec": {"template": {"spec": {"containers": [container]}}}}
+    return original, patch
+
+
+@compare(200)
+@given(case=long_lists())
+def test_long_lists_are_ordered_as_apimachinery_orders_them(
     apimachinery: Apimachinery, case: tuple[dict[str, Any], dict[str, Any]]
 ) -> None:
     check(apimachinery, *case)
