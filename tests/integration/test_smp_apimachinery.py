@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from oper8d.engine.patch import strategic_merge
+from oper8d.engine.patch.mergekeys import ITEM, KIND_GROUPS, REPLACE, RULES, SET
 from oper8d.envtest import BuildError, build
 from oper8d.envtest.build import BIN_DIR_ENV
 from oper8d.errors import ConfigError
@@ -44,6 +45,7 @@ class Apimachinery:
     """The ``strategic-merge`` process: one JSON line in, one JSON line out."""
 
     def __init__(self, binary: Path):
+        self.binary = binary
         self.proc = subprocess.Popen(
             [str(binary)],
             stdin=subprocess.PIPE,
@@ -60,6 +62,14 @@ class Apimachinery:
         assert line, f"{TOOL} exited with code {self.proc.poll()}"
         answer: dict[str, Any] = json.loads(line)
         return answer
+
+    def merge_rules(self, api_version: str, kind: str) -> dict[str, str]:
+        """The kind's merge lists (path -> merge key) and replaced maps (-> "$replace")."""
+        done = subprocess.run(
+            [str(self.binary), api_version, kind], capture_output=True, text=True, check=True
+        )
+        rules: dict[str, str] = json.loads(done.stdout)
+        return rules
 
     def close(self) -> None:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -586,3 +596,33 @@ def test_long_lists_are_ordered_as_apimachinery_orders_them(
     apimachinery: Apimachinery, case: tuple[dict[str, Any], dict[str, Any]]
 ) -> None:
     check(apimachinery, *case)
+
+
+#: the version of each API group whose types the rules are compared with
+VERSIONS = {
+    "": "v1",
+    "apps": "apps/v1",
+    "batch": "batch/v1",
+    "autoscaling": "autoscaling/v2",
+    "policy": "policy/v1",
+    "networking.k8s.io": "networking.k8s.io/v1",
+    "rbac.authorization.k8s.io": "rbac.authorization.k8s.io/v1",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KIND_GROUPS))
+def test_merge_rules_of_every_known_kind_are_the_struct_tags_apimachinery_reads(
+    apimachinery: Apimachinery, kind: str
+) -> None:
+    def text(path: tuple[str | None, ...]) -> str:
+        out = ""
+        for part in path:
+            out = out + "[]" if part is ITEM else (f"{out}.{part}" if out else str(part))
+        return out
+
+    ours = {
+        text(path): {SET: "", REPLACE: "$replace"}.get(rule, rule)
+        for path, rule in RULES[kind].items()
+    }
+
+    assert ours == apimachinery.merge_rules(VERSIONS[KIND_GROUPS[kind]], kind)

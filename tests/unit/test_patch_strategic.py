@@ -337,6 +337,18 @@ def test_status_conditions_merge_by_type(kind: str) -> None:
     assert result["status"]["conditions"] == [{"type": "Ready", "status": "True"}, {"type": "X"}]
 
 
+def test_a_pod_disruption_budget_selector_is_replaced_whole() -> None:
+    original = {
+        "kind": "PodDisruptionBudget",
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "a"}}},
+    }
+    patch = {"spec": {"selector": {"matchLabels": {"tier": "web"}}}}
+
+    result = strategic_merge(original, patch, kind="PodDisruptionBudget", api_version="policy/v1")
+
+    assert result["spec"] == {"minAvailable": 1, "selector": {"matchLabels": {"tier": "web"}}}
+
+
 def test_two_patch_items_with_the_same_key_both_merge_into_one_item() -> None:
     original = deployment(containers=[{"name": "app"}])
     patch = pod_patch(containers=[{"name": "new", "image": "n:1"}, {"name": "new", "args": ["-v"]}])

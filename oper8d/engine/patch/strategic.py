@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from oper8d.engine.patch.mergekeys import ITEM, SET, Path, list_rules
+from oper8d.engine.patch.mergekeys import ITEM, REPLACE, SET, Path, list_rules
 from oper8d.engine.patch.ordering import (
     check_merge_keys,
     contains,
@@ -90,7 +90,7 @@ class _Merger:
     def merge_key(self, path: Path) -> tuple[bool, str]:
         """(merges, merge key) of the list at ``path``; ``""``: a list of plain values."""
         rule = self.rules.get(path)
-        if rule is None:
+        if rule is None or rule == REPLACE:
             return False, ""
         return True, "" if rule == SET else rule
 
@@ -128,7 +128,10 @@ class _Merger:
                 continue
             current, where = result[key], (*path, key)
             if isinstance(value, dict):
-                result[key] = self.merge_map(current, value, where)
+                if self.rules.get(where) == REPLACE:
+                    result[key] = _copy(value)  # patchStrategy "replace": as written
+                else:
+                    result[key] = self.merge_map(current, value, where)
             elif isinstance(value, list):
                 merges, merge_key = self.merge_key(where)
                 if merges or deleting:

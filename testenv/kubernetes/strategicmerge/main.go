@@ -11,6 +11,11 @@
 //	{"panic": "..."}             apimachinery panicked (an input it does not handle)
 //	{"nondeterministic": true}   runs of the same case disagreed
 //
+// With arguments APIVERSION KIND it prints instead the lists of that kind that a strategic
+// merge patch merges, from the struct tags apimachinery reads: a JSON map from each list's
+// path (spec.template.spec.containers[].ports) to its merge key ("" for primitive lists),
+// and from each map that a patch replaces whole (patchStrategy "replace") to "$replace".
+//
 // apimachinery walks the patch's Go maps in random order, so a few patches (a list and a
 // $deleteFromPrimitiveList of the same value) have no single answer. Each case therefore
 // runs several times; callers skip cases whose runs disagree (errors agree when all runs
@@ -22,6 +27,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -43,6 +50,10 @@ type output struct {
 }
 
 func main() {
+	if len(os.Args) == 3 {
+		printMergeLists(os.Args[1], os.Args[2])
+		return
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 64<<20)
 	out := bufio.NewWriter(os.Stdout)
@@ -131,4 +142,67 @@ func once(c input, gvk schema.GroupVersionKind) (o outcome) {
 		return outcome{err: err.Error()}
 	}
 	return outcome{result: string(merged)}
+}
+
+func printMergeLists(apiVersion, kind string) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err == nil {
+		var typed interface{}
+		typed, err = scheme.Scheme.New(gv.WithKind(kind))
+		if err == nil {
+			lists := map[string]string{}
+			walk(reflect.TypeOf(typed).Elem(), "", lists, map[reflect.Type]bool{})
+			err = json.NewEncoder(os.Stdout).Encode(lists)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// walk records the merge lists under struct type t, whose fields sit at path.
+func walk(t reflect.Type, path string, lists map[string]string, active map[reflect.Type]bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || active[t] {
+		return
+	}
+	active[t] = true
+	defer delete(active, t)
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			if f.Anonymous {
+				walk(f.Type, path, lists, active) // inline
+			}
+			continue
+		}
+		at := name
+		if path != "" {
+			at = path + "." + name
+		}
+		ft := f.Type
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Slice && ft.Elem().Kind() != reflect.Uint8 {
+			for _, strategy := range strings.Split(f.Tag.Get("patchStrategy"), ",") {
+				if strategy == "merge" {
+					lists[at] = f.Tag.Get("patchMergeKey")
+				}
+			}
+			walk(ft.Elem(), at+"[]", lists, active)
+			continue
+		}
+		if f.Tag.Get("patchStrategy") == "replace" {
+			lists[at] = "$replace"
+		}
+		walk(ft, at, lists, active)
+	}
 }
