@@ -50,16 +50,30 @@ def contains(items: list[Any], value: Any) -> bool:
     return any(go_equal(item, value) for item in items)
 
 
-def index_of(items: list[Any], value: Any, merge_key: str, maps: bool) -> int:
-    """Position of the first item equal to ``value`` (by merge key for maps), else -1."""
+def positions(order: list[Any], items: list[Any], merge_key: str, maps: bool) -> list[int]:
+    """Where each of ``items`` first appears in ``order`` (by merge key for maps), or -1."""
 
     def identity(item: Any) -> Any:
         if not maps:
             return item
         return item.get(merge_key) if isinstance(item, dict) else None
 
-    wanted = identity(value)
-    return next((i for i, item in enumerate(items) if go_equal(identity(item), wanted)), -1)
+    first: dict[tuple[str, Any], int] = {}
+    unhashable: list[tuple[Any, int]] = []
+    for at, item in enumerate(order):
+        ident = identity(item)
+        try:
+            first.setdefault((go_kind(ident), ident), at)
+        except TypeError:
+            unhashable.append((ident, at))
+    found = []
+    for item in items:
+        ident = identity(item)
+        try:
+            found.append(first.get((go_kind(ident), ident), -1))
+        except TypeError:
+            found.append(next((at for o, at in unhashable if go_equal(o, ident)), -1))
+    return found
 
 
 def check_merge_keys(merge_key: str, where: str, *lists: list[Any]) -> None:
@@ -96,12 +110,12 @@ def _sort_by(
         doomed = [i for i in items if i.get(_DIRECTIVE) == "delete"]
         items = [i for i in items if i.get(_DIRECTIVE) != "delete"]
 
-    def less(a: Any, b: Any) -> bool:
-        ia = index_of(order, a, merge_key, maps)
-        ib = index_of(order, b, merge_key, maps)
-        return ia < ib if ia >= 0 and ib >= 0 else True
+    at = positions(order, items, merge_key, maps)
 
-    return go_stable_sort(items, less) + doomed
+    def less(a: int, b: int) -> bool:
+        return at[a] < at[b] if at[a] >= 0 and at[b] >= 0 else True
+
+    return [items[i] for i in go_stable_sort(list(range(len(items))), less)] + doomed
 
 
 def _interleave(
@@ -109,6 +123,8 @@ def _interleave(
 ) -> list[Any]:
     """Go's ``mergeSortedSlice``: a ``left`` item goes first only where ``order`` says so."""
     merged: list[Any] = []
+    left_at = positions(order, left, merge_key, maps)
+    right_at = positions(order, right, merge_key, maps)
     i = j = 0
     while i < len(left) or j < len(right):
         if j >= len(right):
@@ -116,8 +132,7 @@ def _interleave(
             i += 1
             continue
         if i < len(left):
-            li = index_of(order, left[i], merge_key, maps)
-            ri = index_of(order, right[j], merge_key, maps)
+            li, ri = left_at[i], right_at[j]
             if li >= 0 and ri >= 0 and li < ri:
                 merged.append(left[i])
                 i += 1

@@ -41,6 +41,7 @@ from oper8d.engine.patch.ordering import (
     go_equal,
     go_kind,
     normalize_order,
+    positions,
 )
 from oper8d.errors import ConfigError
 
@@ -211,11 +212,13 @@ class _Merger:
                 )
             original, patch = _special_items(original, patch, merge_key, path)
             merged = list(original)
+            index = _KeyIndex(merged, merge_key)
             for item in patch:
                 if merge_key not in item:
                     raise _no_merge_key(item, merge_key, path)
-                at = _find(merged, merge_key, item[merge_key])
+                at = index.find(item[merge_key])
                 if at < 0:
+                    index.add(item[merge_key], len(merged))
                     merged.append(_copy(item))
                 else:
                     merged[at] = self.merge_map(merged[at], item, (*path, ITEM))
@@ -257,16 +260,21 @@ def _partition(
     merged: list[Any], by: list[Any], merge_key: str, path: Path
 ) -> tuple[list[Any], list[Any]]:
     """(items of ``merged`` found in ``by``, the others), keeping their order."""
-    listed: list[Any] = []
-    others: list[Any] = []
-    for item in merged:
-        if not merge_key:
-            found = contains(by, item)
-        elif not isinstance(item, dict) or merge_key not in item:
-            raise _no_merge_key(item, merge_key, path)
-        else:
-            found = _find(by, merge_key, item[merge_key], path) >= 0
-        (listed if found else others).append(item)
+    if merge_key:
+        for item in merged:
+            if not isinstance(item, dict) or merge_key not in item:
+                raise _no_merge_key(item, merge_key, path)
+        if merged and not all(isinstance(o, dict) for o in by):
+            # apimachinery stops at the first item that is not a map, unless a match is before
+            for item in merged:
+                _find(by, merge_key, item[merge_key], path)
+        # an item without the merge key matches nothing (not even a null key)
+        keyed = [o if merge_key in o else {merge_key: _Dropped()} for o in by]
+        at = positions(keyed, merged, merge_key, maps=True)
+    else:
+        at = positions(by, merged, merge_key, maps=False)
+    listed = [item for item, where in zip(merged, at, strict=True) if where >= 0]
+    others = [item for item, where in zip(merged, at, strict=True) if where < 0]
     return listed, others
 
 
@@ -293,13 +301,38 @@ def _seen_original(original: list[Any], patch: list[Any], merge_key: str) -> lis
                 live -= 1
     if any(item.get(PATCH) == "replace" for item in patch):
         return slots
-    appended = slots[:live]
+    index, length = _KeyIndex(slots[:live], merge_key), live
     for item in patch:
-        if PATCH not in item and _find(appended, merge_key, item[merge_key]) < 0:
-            if len(appended) < len(slots):
-                slots[len(appended)] = item
-            appended.append(item)
+        if PATCH not in item and index.find(item[merge_key]) < 0:
+            index.add(item[merge_key], length)
+            if length < len(slots):
+                slots[length] = item
+            length += 1
     return slots
+
+
+class _KeyIndex:
+    """Position of the first map with each merge key value in a list of maps, as the list
+    grows (a dict where values are hashable, a scan where they are not)."""
+
+    def __init__(self, items: list[Any], merge_key: str):
+        self.first: dict[tuple[str, Any], int] = {}
+        self.unhashable: list[tuple[Any, int]] = []
+        for at, item in enumerate(items):
+            if merge_key in item:
+                self.add(item[merge_key], at)
+
+    def add(self, value: Any, at: int) -> None:
+        try:
+            self.first.setdefault((go_kind(value), value), at)
+        except TypeError:
+            self.unhashable.append((value, at))
+
+    def find(self, value: Any) -> int:
+        try:
+            return self.first.get((go_kind(value), value), -1)
+        except TypeError:
+            return next((at for v, at in self.unhashable if go_equal(v, value)), -1)
 
 
 def _check_order(patch_list: list[Any], order: list[Any], merge_key: str, path: Path) -> None:
