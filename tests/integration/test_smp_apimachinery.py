@@ -422,7 +422,7 @@ class PatchDrawer:
             return self.struct(shape, original if isinstance(original, dict) else {}, True)
         if isinstance(shape, Keyed):
             return self.keyed(shape, original if isinstance(original, list) else [])
-        return draw(st.lists(NAMES, unique=True, max_size=3))
+        return draw(st.lists(NAMES, max_size=4))  # repeats allowed: merged as a set
 
     def struct(self, shape: Struct, original: dict[str, Any], directives: bool) -> Any:
         draw, patch = self.draw, {}
@@ -463,7 +463,9 @@ class PatchDrawer:
             items.insert(draw(st.integers(0, len(items))), {"$patch": "replace"})
         return items
 
-    def list_directives(self, patch: dict[str, Any], name: str, shape: Shape, original: Any):
+    def list_directives(
+        self, patch: dict[str, Any], name: str, shape: Shape, original: Any
+    ) -> None:
         """``$setElementOrder`` (and for primitive lists ``$deleteFromPrimitiveList``)."""
         draw = self.draw
         original = original if isinstance(original, list) else []
