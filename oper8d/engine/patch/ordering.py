@@ -8,6 +8,9 @@ where both items are in the original and the original has it first. So a patch i
 original lacks comes before the original items not yet placed: a patch ``[d, b]`` on
 ``[a, b, c]`` gives ``[d, a, b, c]``.
 
+``seen_original`` gives the original list as apimachinery's in-place merge leaves it,
+which ``$setElementOrder`` sorts by; ``KeyIndex`` finds merge keys in a growing list.
+
 Values compare as Go compares them once decoded from JSON: ``1`` equals ``1.0``, ``True``
 does not equal ``1``. Sorting keeps Go's ``sort.SliceStable`` with apimachinery's
 comparison, which calls two items "less" both ways when either is missing from the order
@@ -140,6 +143,53 @@ def _interleave(
         merged.append(right[j])
         j += 1
     return merged
+
+
+def seen_original(original: list[Any], patch: list[Any], merge_key: str) -> list[Any]:
+    """The original list's slots after apimachinery's in-place merge: each deletion
+    shifts the later items left (the last slot keeps a stale copy), and new items
+    are appended into the freed slots."""
+    slots = list(original)
+    live = len(slots)
+    for item in patch:
+        if item.get(_DIRECTIVE) == "delete":
+            while (at := KeyIndex(slots[:live], merge_key).find(item[merge_key])) >= 0:
+                slots[at : live - 1] = slots[at + 1 : live]
+                live -= 1
+    if any(item.get(_DIRECTIVE) == "replace" for item in patch):
+        return slots
+    index, length = KeyIndex(slots[:live], merge_key), live
+    for item in patch:
+        if _DIRECTIVE not in item and index.find(item[merge_key]) < 0:
+            index.add(item[merge_key], length)
+            if length < len(slots):
+                slots[length] = item
+            length += 1
+    return slots
+
+
+class KeyIndex:
+    """Position of the first map with each merge key value in a list of maps, as the list
+    grows (a dict where values are hashable, a scan where they are not)."""
+
+    def __init__(self, items: list[Any], merge_key: str):
+        self.first: dict[tuple[str, Any], int] = {}
+        self.unhashable: list[tuple[Any, int]] = []
+        for at, item in enumerate(items):
+            if merge_key in item:
+                self.add(item[merge_key], at)
+
+    def add(self, value: Any, at: int) -> None:
+        try:
+            self.first.setdefault((go_kind(value), value), at)
+        except TypeError:
+            self.unhashable.append((value, at))
+
+    def find(self, value: Any) -> int:
+        try:
+            return self.first.get((go_kind(value), value), -1)
+        except TypeError:
+            return next((at for v, at in self.unhashable if go_equal(v, value)), -1)
 
 
 def go_stable_sort(items: list[Any], less: Callable[[Any, Any], bool]) -> list[Any]:

@@ -36,12 +36,14 @@ from typing import Any, Final
 
 from oper8d.engine.patch.mergekeys import ITEM, REPLACE, SET, Path, list_rules
 from oper8d.engine.patch.ordering import (
+    KeyIndex,
     check_merge_keys,
     contains,
     go_equal,
     go_kind,
     normalize_order,
     positions,
+    seen_original,
 )
 from oper8d.errors import ConfigError
 
@@ -177,7 +179,7 @@ class _Merger:
         # its ordering sees the original as those steps left it
         seen = current
         if maps and merges and current is not None and patch_list is not None:
-            seen = _seen_original(current, patch_list, merge_key)
+            seen = seen_original(current, patch_list, merge_key)
         result[field] = normalize_order(
             listed, others, order, seen or [], merge_key, maps, _where(where)
         )
@@ -212,7 +214,7 @@ class _Merger:
                 )
             original, patch = _special_items(original, patch, merge_key, path)
             merged = list(original)
-            index = _KeyIndex(merged, merge_key)
+            index = KeyIndex(merged, merge_key)
             for item in patch:
                 if merge_key not in item:
                     raise _no_merge_key(item, merge_key, path)
@@ -269,7 +271,8 @@ def _partition(
             for item in merged:
                 _find(by, merge_key, item[merge_key], path)
         # an item without the merge key matches nothing (not even a null key)
-        keyed = [o if merge_key in o else {merge_key: _Dropped()} for o in by]
+        nothing = object()
+        keyed = [o if merge_key in o else {merge_key: nothing} for o in by]
         at = positions(keyed, merged, merge_key, maps=True)
     else:
         at = positions(by, merged, merge_key, maps=False)
@@ -286,53 +289,6 @@ def _find(items: list[Any], merge_key: str, value: Any, path: Path = ()) -> int:
         if merge_key in item and go_equal(item[merge_key], value):
             return at
     return -1
-
-
-def _seen_original(original: list[Any], patch: list[Any], merge_key: str) -> list[Any]:
-    """The original list's slots after apimachinery's in-place merge: each deletion
-    shifts the later items left (the last slot keeps a stale copy), and new items
-    are appended into the freed slots."""
-    slots = list(original)
-    live = len(slots)
-    for item in patch:
-        if item.get(PATCH) == "delete":
-            while (at := _find(slots[:live], merge_key, item.get(merge_key))) >= 0:
-                slots[at : live - 1] = slots[at + 1 : live]
-                live -= 1
-    if any(item.get(PATCH) == "replace" for item in patch):
-        return slots
-    index, length = _KeyIndex(slots[:live], merge_key), live
-    for item in patch:
-        if PATCH not in item and index.find(item[merge_key]) < 0:
-            index.add(item[merge_key], length)
-            if length < len(slots):
-                slots[length] = item
-            length += 1
-    return slots
-
-
-class _KeyIndex:
-    """Position of the first map with each merge key value in a list of maps, as the list
-    grows (a dict where values are hashable, a scan where they are not)."""
-
-    def __init__(self, items: list[Any], merge_key: str):
-        self.first: dict[tuple[str, Any], int] = {}
-        self.unhashable: list[tuple[Any, int]] = []
-        for at, item in enumerate(items):
-            if merge_key in item:
-                self.add(item[merge_key], at)
-
-    def add(self, value: Any, at: int) -> None:
-        try:
-            self.first.setdefault((go_kind(value), value), at)
-        except TypeError:
-            self.unhashable.append((value, at))
-
-    def find(self, value: Any) -> int:
-        try:
-            return self.first.get((go_kind(value), value), -1)
-        except TypeError:
-            return next((at for v, at in self.unhashable if go_equal(v, value)), -1)
 
 
 def _check_order(patch_list: list[Any], order: list[Any], merge_key: str, path: Path) -> None:
