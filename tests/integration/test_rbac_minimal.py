@@ -3,13 +3,13 @@
 For each example operator, installed for one watched namespace (per-namespace Roles; webapp
 also cluster-wide, one ClusterRole), the steps the operator takes run under impersonation of
 the generated ServiceAccount: the informers' lists and watches, leader election, the engine
-reconciling the sample CR to Ready, an Event, a TemporaryPatch, pruning, finalization. The steps start with *every*
-rule atom (one verb on one resource of one Role) removed. Whenever a step is refused (a
-403), the atom the API server names is put back and the step runs again from where it
-stopped; every state it restarts from is one the operator itself reaches. An atom put
-back this way is needed: the request that was refused is granted by that atom only, and
-every request before it succeeded with fewer rules. When all steps are done, the example
-is Ready, and the atoms never put back are exactly the ones ``UNSHOWN`` explains.
+reconciling the sample CR to Ready, an Event, a TemporaryPatch, pruning, finalization. The
+steps start with *every* rule atom (one verb on one resource of one Role) removed. Whenever a
+step is refused (a 403), the atom the API server names is put back and the step runs again from
+where it stopped; every state it restarts from is one the operator itself reaches. An atom put
+back this way is needed: the request that was refused is granted by that atom only, and every
+request before it succeeded with fewer rules. When all steps are done, the example is Ready,
+and the atoms never put back are exactly the ones ``UNSHOWN`` explains.
 
 One pass per example: each refusal costs a retry of one step, not a whole run.
 """
