@@ -1,0 +1,401 @@
+"""Compiled schema nodes: one small object per schema, with ``check`` and ``coerce``.
+
+``kubeschema.compile`` turns a (stripped) OpenAPI schema into a tree of these once per
+kind; ``check(value, path, errors)`` then walks a rendered object appending
+``(path, message)`` for every problem, and ``coerce`` turns numbers and booleans into
+strings where the schema says string. Paths are tuples of property names (``str``), list
+indices (``int``) and map keys (``MapKey``, printed ``[key]``), built only as deep as the
+walk goes. Nothing here allocates on a valid scalar, which keeps a Deployment in the tens
+of microseconds.
+
+Null follows the apiserver: a built-in kind's Go decoder takes ``null`` as "unset", and a
+custom resource's non-nullable nulls are pruned, so ``null`` is accepted except as the
+value of a required field or, in a custom resource, a non-nullable list item.
+"""
+
+from __future__ import annotations
+
+import datetime
+import difflib
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+Path = tuple[Any, ...]
+Errors = list[tuple[Path, str]]
+Allow = Callable[[Path], bool]
+Coercions = list[tuple[Path, Any, str]]
+
+
+class MapKey(str):
+    """A key of a map (labels, data, ...): printed ``[key]`` in a path, as apimachinery does."""
+
+    __slots__ = ()
+
+
+def format_path(path: Path) -> str:
+    """``("spec", "containers", 0, "env")`` -> ``spec.containers[0].env``."""
+    out: list[str] = []
+    for part in path:
+        if isinstance(part, int | MapKey):
+            out.append(f"[{part}]")
+        else:
+            out.append(f".{part}" if out else part)
+    return "".join(out)
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a Python value (for messages)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list | tuple):
+        return "array"
+    return type(value).__name__
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, dict | list):
+        return json_type(value)
+    return repr(value)
+
+
+def type_error(value: Any, expected: str) -> str:
+    return f"Invalid value: {_show(value)}: must be of type {expected}, not {json_type(value)}"
+
+
+def enum_error(value: Any, allowed: Sequence[Any]) -> str:
+    listed = ", ".join(_show(v) for v in allowed)
+    return f"Unsupported value: {_show(value)}: supported values: {listed}"
+
+
+class Node:
+    """Base: accepts anything. Subclasses override ``check`` and, for strings, ``coerce``."""
+
+    __slots__ = ("extra", "null_ok")
+
+    def __init__(self) -> None:
+        self.null_ok = True
+        #: value-only checks (enum, bounds, junctors) run after the type check
+        self.extra: tuple[Callable[[Any, Path, Errors], None], ...] = ()
+
+    def check(self, value: Any, path: Path, errors: Errors) -> None:
+        for extra in self.extra:
+            extra(value, path, errors)
+
+    def coerce(self, value: Any, path: Path, out: Coercions, allow: Allow | None) -> Any:
+        return value
+
+    def fast_types(self) -> frozenset[type]:
+        """Exact Python types that always pass this node with nothing more to check: the
+        walk skips the call for them (most leaves of a valid object)."""
+        return _ANY if not self.extra and type(self) is Node else frozenset()
+
+
+_NONE = type(None)
+#: every type a rendered object holds
+_ANY = frozenset({str, int, float, bool, dict, list, _NONE})
+#: values ``coerce`` never changes, nor looks inside
+_NO_COERCE = frozenset({str, _NONE})
+
+
+def _null(node: Node, value: Any, path: Path, errors: Errors, expected: str) -> None:
+    if not node.null_ok:
+        errors.append((path, type_error(value, expected)))
+
+
+class StringNode(Node):
+    __slots__ = ("fmt",)
+
+    def __init__(self, fmt: Callable[[str], str | None] | None) -> None:
+        super().__init__()
+        self.fmt = fmt
+
+    def fast_types(self) -> frozenset[type]:
+        plain = self.fmt is None and not self.extra
+        return frozenset({str, _NONE} if self.null_ok else {str}) if plain else frozenset()
+
+    def check(self, value: Any, path: Path, errors: Errors) -> None:
+        if isinstance(value, str):
+            if self.fmt is not None:
+                problem = self.fmt(value)
+                if problem:
+                    errors.append((path, f"Invalid value: {_show(value)}: {problem}"))
+        elif value is None:
+            _null(self, value, path, errors, "string")
+            return
+        elif not isinstance(value, datetime.date):  # YAML timestamps serialize as strings
+            errors.append((path, type_error(value, "string")))
+            return
+        for extra in self.extra:
+            extra(value, path, errors)
+
+    def coerce(self, value: Any, path: Path, out: Coercions, allow: Allow | None) -> Any:
+        if isinstance(value, int | float) and (allow is None or allow(path)):
+            text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+            out.append((path, value, text))
+            return text
+        return value
+
+
+class IntegerNode(Node):
+    __slots__ = ("bits", "high", "low", "whole_floats")
+
+    def __init__(self, bits: str | None, low: int, high: int, whole_floats: bool) -> None:
+        super().__init__()
+        self.bits, self.low, self.high, self.whole_floats = bits, low, high, whole_floats
+
+    def fast_types(self) -> frozenset[type]:
+        wide = self.low <= -(2**63) and self.high >= 2**63 - 1 and not self.extra
+        return frozenset({int, _NONE} if self.null_ok else {int}) if wide else frozenset()
+
+    def check(self, value: Any, path: Path, errors: Errors) -> None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if value is None:
+                _null(self, value, path, errors, "integer")
+                return
+            if not (self.whole_floats and isinstance(value, float) and value.is_integer()):
+                errors.append((path, type_error(value, "integer")))
+                return
+        if not self.low <= value <= self.high:
+            what = f"a {self.bits} integer" if self.bits else "an integer in range"
+            errors.append((path, f"Invalid value: {value}: must be {what}"))
+            return
+        for extra in self.extra:
+            extra(value, path, errors)
+
+
+class NumberNode(Node):
+    __slots__ = ()
+
+    def check(self, value: Any, path: Path, errors: Errors) -> None:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            if value is None:
+                _null(self, value, path, errors, "number")
+            else:
+                errors.append((path, type_error(value, "number")))
+            return
+        for extra in self.extra:
+            extra(value, path, errors)
+
+
+class BooleanNode(Node):
+    __slots__ = ()
+
+    def fast_types(self) -> frozenset[type]:
+        if self.extra:
+            return frozenset()
+        return frozenset({bool, _NONE} if self.null_ok else {bool})
+
+    def check(self, value: Any, path: Path, errors: Errors) -> None:
+        if not isinstance(value, bool):
+            if value is None:
+                _null(self, value, path, errors, "boolean")
+            else:
+                errors.append((path, type_error(value, "boolean")))
+            return
+        for extra in self.extra:
+            extra(value, path, errors)
+
+
+class IntOrStringNode(Node):
+    """``x-kubernetes-int-or-string`` (IntOrString): an integer or a string, not a float."""
+
+    __slots__ = ()
+
+    def check(self, value: Any, path: Path, errors: Errors) -> None:
+        if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+            for extra in self.extra:
+                extra(value, path, errors)
+        elif value is None:
+            _null(self, value, path, errors, "integer or string")
+        else:
+            errors.append((path, type_error(value, "integer or string")))
+
+
+class QuantityNode(Node):
+    """``resource.Quantity``: a number or a string such as ``500m`` or ``1Gi``."""
+
+    __slots__ = ("parse",)
+
+    def __init__(self, parse: Callable[[str], str | None]) -> None:
+        super().__init__()
+        self.parse = parse
+
+    def check(self, value: Any, path: Path, errors: Errors) -> None:
+        if isinstance(value, str):
+            problem = self.parse(value)
+            if problem:
+                errors.append((path, f"Invalid value: {_show(value)}: {problem}"))
+        elif value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            errors.append((path, type_error(value, "quantity (string or number)")))
+
+
+class ArrayNode(Node):
+    __slots__ = ("_fast", "items")
+
+    def __init__(self, items: Node) -> None:
+        super().__init__()
+        self.items = items
+        self._fast: frozenset[type] | None = None
+
+    def check(self, value: Any, path: Path, errors: Errors) -> None:
+        if not isinstance(value, list):
+            if value is None:
+                _null(self, value, path, errors, "array")
+            else:
+                errors.append((path, type_error(value, "array")))
+            return
+        fast = self._fast
+        if fast is None:
+            fast = self._fast = self.items.fast_types()
+        check = self.items.check
+        for i, item in enumerate(value):
+            if type(item) not in fast:
+                check(item, (*path, i), errors)
+        for extra in self.extra:
+            extra(value, path, errors)
+
+    def coerce(self, value: Any, path: Path, out: Coercions, allow: Allow | None) -> Any:
+        if not isinstance(value, list):
+            return value
+        result = value
+        for i, item in enumerate(value):
+            new = self.items.coerce(item, (*path, i), out, allow)
+            if new is not item:
+                if result is value:
+                    result = list(value)
+                result[i] = new
+        return result
+
+
+class ObjectNode(Node):
+    """An object: declared ``properties``, a map's ``additional`` values, or both unknown.
+
+    ``strict``: an undeclared field is an error (strict field validation), unless the
+    schema preserves unknown fields. ``meta`` checks ``metadata`` of an embedded resource.
+    """
+
+    __slots__ = ("_table", "additional", "embedded", "preserve", "props", "required", "strict")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.props: dict[str, Node] = {}
+        self.required: tuple[str, ...] = ()
+        self.additional: Node | None = None
+        self.preserve = False
+        self.strict = True
+        self.embedded: Callable[[dict[str, Any], Path, Errors], None] | None = None
+        self._table: tuple[dict[str, tuple[Node, frozenset[type]]], frozenset[type]] | None = None
+
+    def _build_table(self) -> tuple[dict[str, tuple[Node, frozenset[type]]], frozenset[type]]:
+        """Each property's node with its fast types, made on first use (after compile)."""
+        table = {k: (n, n.fast_types()) for k, n in self.props.items()}
+        extra = self.additional.fast_types() if self.additional is not None else frozenset()
+        self._table = (table, extra)
+        return self._table
+
+    def check(self, value: Any, path: Path, errors: Errors) -> None:
+        if not isinstance(value, dict):
+            if value is None:
+                _null(self, value, path, errors, "object")
+            else:
+                errors.append((path, type_error(value, "object")))
+            return
+        table, add_fast = self._table or self._build_table()
+        additional = self.additional
+        for key, item in value.items():
+            entry = table.get(key)
+            if entry is not None:
+                if item is not None and type(item) not in entry[1]:
+                    entry[0].check(item, (*path, key), errors)
+            elif additional is not None:
+                if type(item) not in add_fast:
+                    additional.check(item, (*path, MapKey(key)), errors)
+            elif self.strict and not self.preserve:
+                errors.append(((*path, key), self._unknown(key, path)))
+        for name in self.required:
+            if value.get(name) is None:
+                errors.append(((*path, name), "Required value"))
+        if self.embedded is not None:
+            self.embedded(value, path, errors)
+        for extra in self.extra:
+            extra(value, path, errors)
+
+    def _unknown(self, key: Any, path: Path) -> str:
+        message = f'unknown field "{format_path((*path, key))}"'
+        close = difflib.get_close_matches(str(key), list(self.props), n=1, cutoff=0.7)
+        return f'{message}; did you mean "{close[0]}"?' if close else message
+
+    def coerce(self, value: Any, path: Path, out: Coercions, allow: Allow | None) -> Any:
+        if not isinstance(value, dict):
+            return value
+        result = value
+        props = self.props
+        for key, item in value.items():
+            if type(item) in _NO_COERCE:
+                continue
+            node = props.get(key)
+            if node is not None:
+                new = node.coerce(item, (*path, key), out, allow)
+            elif self.additional is not None:
+                new = self.additional.coerce(item, (*path, MapKey(key)), out, allow)
+            else:
+                continue
+            if new is not item:
+                if result is value:
+                    result = dict(value)
+                result[key] = new
+        return result
+
+
+# ---------------------------------------------------------------- value-only checks
+
+
+def enum_check(
+    allowed: Sequence[Any], also_ok: Sequence[Any] = ()
+) -> Callable[[Any, Path, Errors], None]:
+    """``Unsupported value`` unless the value is one of ``allowed`` (or ``also_ok``,
+    accepted but not listed in the message)."""
+    try:
+        members: Any = frozenset((*allowed, *also_ok))
+    except TypeError:
+        members = list(allowed)
+
+    def check(value: Any, path: Path, errors: Errors) -> None:
+        try:
+            ok = value in members
+        except TypeError:
+            ok = False
+        if ok and isinstance(value, bool) != any(isinstance(a, bool) for a in allowed):
+            ok = value in [a for a in allowed if type(a) is type(value)]
+        if not ok:
+            errors.append((path, enum_error(value, allowed)))
+
+    return check
+
+
+def pattern_check(pattern: str) -> Callable[[Any, Path, Errors], None]:
+    try:
+        regex = re.compile(pattern)
+    except re.error:
+        return lambda value, path, errors: None  # an ECMA pattern Python cannot read
+
+    def check(value: Any, path: Path, errors: Errors) -> None:
+        if isinstance(value, str) and not regex.search(value):
+            errors.append((path, f"Invalid value: {_show(value)}: should match '{pattern}'"))
+
+    return check
