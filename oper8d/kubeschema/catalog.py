@@ -121,7 +121,12 @@ def _read(raw: bytes, where: str) -> dict[str, Any]:
 class KubeSchemas:
     """Built-in schemas of one Kubernetes version plus custom kinds."""
 
-    def __init__(self, data: Mapping[str, Any], custom: Iterable[CustomKind] = ()) -> None:
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        custom: Iterable[CustomKind] = (),
+        custom_groups: Iterable[str] = (),
+    ) -> None:
         self._data = data
         self._defs: Mapping[str, Any] = data["defs"]
         self._builtin_groups = frozenset(data.get("groups", ()))
@@ -133,7 +138,9 @@ class KubeSchemas:
         for ck in self._custom:
             info = KindInfo(ck.api_version, ck.kind, ck.plural, ck.namespaced, False)
             self._kinds[(ck.api_version, ck.kind)] = (info, ck)
-        self._custom_groups = frozenset(group_of(ck.api_version) for ck in self._custom)
+        self._custom_groups = frozenset(
+            {*custom_groups, *(group_of(ck.api_version) for ck in self._custom)}
+        )
         self._lock = threading.Lock()
         self._roots: dict[tuple[str, str], Node | None] = {}
         self._builtin = Compiler(self._defs, builtin=True)
@@ -162,8 +169,10 @@ class KubeSchemas:
 
     def with_crds(self, crds: Iterable[Mapping[str, Any]], where: str = "CRD") -> KubeSchemas:
         """A new set that also knows the served versions of ``crds`` (CRD objects)."""
+        crds = list(crds)
         added = [ck for crd in crds for ck in custom_kinds(crd, _crd_where(crd, where))]
-        return KubeSchemas(self._data, (*self._custom, *added))
+        groups = {crd["spec"]["group"] for crd in crds}  # checked by custom_kinds
+        return KubeSchemas(self._data, (*self._custom, *added), self._custom_groups | groups)
 
     @property
     def kubernetes_version(self) -> str:

@@ -43,6 +43,7 @@ from oper8d.kubeschema.nodes import (
 )
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+_OBJECT_WORDS = ("properties", "additionalProperties", "required")
 Embedded = Callable[[dict[str, Any], Path, Errors], None]
 
 
@@ -113,8 +114,11 @@ class Compiler:
             if not isinstance(items, Mapping):
                 return ArrayNode(Node())
             return ArrayNode(self.node(items, strict=strict))
-        if kind == "object" or "properties" in schema or "additionalProperties" in schema:
-            return self._object(schema, name, strict)
+        if kind == "object" or any(k in schema for k in _OBJECT_WORDS):
+            node = self._object(schema, name, strict)
+            if kind is None and isinstance(node, ObjectNode):
+                node.objects_only = False  # a junctor branch: other types pass
+            return node
         return Node()
 
     def _object(self, schema: Mapping[str, Any], name: str | None, strict: bool) -> Node:

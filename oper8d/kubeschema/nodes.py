@@ -289,7 +289,16 @@ class ObjectNode(Node):
     schema preserves unknown fields. ``meta`` checks ``metadata`` of an embedded resource.
     """
 
-    __slots__ = ("_table", "additional", "embedded", "preserve", "props", "required", "strict")
+    __slots__ = (
+        "_table",
+        "additional",
+        "embedded",
+        "objects_only",
+        "preserve",
+        "props",
+        "required",
+        "strict",
+    )
 
     def __init__(self) -> None:
         super().__init__()
@@ -298,6 +307,8 @@ class ObjectNode(Node):
         self.additional: Node | None = None
         self.preserve = False
         self.strict = True
+        #: False for an untyped junctor branch (``required: [a]``): non-objects pass
+        self.objects_only = True
         self.embedded: Callable[[dict[str, Any], Path, Errors], None] | None = None
         self._table: tuple[dict[str, tuple[Node, frozenset[type]]], frozenset[type]] | None = None
 
@@ -312,7 +323,7 @@ class ObjectNode(Node):
         if not isinstance(value, dict):
             if value is None:
                 _null(self, value, path, errors, "object")
-            else:
+            elif self.objects_only:
                 errors.append((path, type_error(value, "object")))
             return
         table, add_fast = self._table or self._build_table()
