@@ -92,6 +92,10 @@ NAME_RULES: dict[tuple[str, str], Callable[[str], str | None]] = {
 }
 
 
+#: review kinds (TokenReview, SubjectAccessReview, ...) are answered, not stored: no name
+NAMELESS_GROUPS = frozenset({"authentication.k8s.io", "authorization.k8s.io"})
+
+
 @lru_cache(maxsize=4096)  # pure; the same names and keys recur on every render
 def qualified_name_problem(key: str) -> str | None:
     """A label or annotation key: ``[prefix/]name``."""
@@ -115,7 +119,7 @@ def meta_problems(group: str, kind: str, meta: Any, path: Path, errors: Errors) 
         meta = {}
     name, generate = meta.get("name"), meta.get("generateName")
     rule = NAME_RULES.get((group, kind), subdomain_problem)
-    if not name and not generate:
+    if not name and not generate and group not in NAMELESS_GROUPS:
         errors.append(((*path, "name"), "Required value: name or generateName is required"))
     elif isinstance(name, str) and name:
         problem = rule(name)
