@@ -35,7 +35,12 @@ from oper8d.kubeschema.nodes import (
 from oper8d.kubeschema.nodes import (
     Path as FieldPath,
 )
-from oper8d.kubeschema.objectmeta import config_key_problems, meta_problems
+from oper8d.kubeschema.objectmeta import (
+    SELECTING_KINDS,
+    config_key_problems,
+    meta_problems,
+    selector_problems,
+)
 
 DATA_PACKAGE = "oper8d.kubeschema.data"
 DEFAULT_VERSION = "v1.34.4"
@@ -207,6 +212,8 @@ class KubeSchemas:
         keys = _CONFIG_KEYS.get((group, kind))
         if keys:
             config_key_problems(obj, keys, errors)
+        if (group, kind) in SELECTING_KINDS and not errors:
+            selector_problems(obj, errors)
         return _validation(errors)
 
     def coerce(self, obj: Any, allow: Allow | None = None) -> Coerced:

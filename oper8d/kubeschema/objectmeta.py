@@ -3,7 +3,8 @@
 Used by ``kubeschema.catalog`` for every object and by embedded resources: a name (or
 generateName) is required and must have the form its kind demands, namespaces are DNS
 labels, label keys and values and annotation keys are qualified names, annotations stay
-under 256 KiB, and ConfigMap/Secret keys are valid config keys. Messages are
+under 256 KiB, ConfigMap/Secret keys are valid config keys, and a workload's selector
+selects its own pod template. Messages are
 apimachinery's, so an author who has seen the apiserver's error recognises ours.
 """
 
@@ -167,3 +168,49 @@ def config_key_problems(obj: dict[str, Any], fields: tuple[str, ...], errors: Er
         for key in values:
             if not isinstance(key, str) or len(key) > 253 or not _CONFIG_KEY.fullmatch(key):
                 errors.append(((field, MapKey(key)), f'Invalid value: "{key}": {_CONFIG_KEY_MSG}'))
+
+
+#: (group, kind) whose ``spec.selector`` must select ``spec.template.metadata.labels``
+SELECTING_KINDS = frozenset(
+    {("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet"), ("apps", "ReplicaSet")}
+)
+
+
+def selector_problems(obj: dict[str, Any], errors: Errors) -> None:
+    """A workload whose selector does not match its own pod template's labels."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    selector, template = spec.get("selector"), spec.get("template")
+    labels = template.get("metadata") if isinstance(template, dict) else None
+    labels = labels.get("labels") if isinstance(labels, dict) else None
+    if not isinstance(selector, dict) or not isinstance(labels, dict):
+        return
+    if not (selector.get("matchLabels") or selector.get("matchExpressions")):
+        return
+    if _selects(selector, labels) is False:
+        path = ("spec", "template", "metadata", "labels")
+        errors.append((path, "Invalid value: `selector` does not match template `labels`"))
+
+
+def _selects(selector: dict[str, Any], labels: dict[str, Any]) -> bool | None:
+    """Whether a LabelSelector selects ``labels``; None when it is malformed (reported by
+    the schema check instead)."""
+    match = selector.get("matchLabels") or {}
+    if not isinstance(match, dict):
+        return None
+    if any(labels.get(k) != v for k, v in match.items()):
+        return False
+    for expr in selector.get("matchExpressions") or ():
+        if not isinstance(expr, dict):
+            return None
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True

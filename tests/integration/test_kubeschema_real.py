@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 import ssl
 import urllib.error
 import urllib.request
@@ -45,7 +46,8 @@ def _collection(obj: dict[str, Any], schemas: KubeSchemas) -> str:
     plural = info.plural if info else kind.lower() + "s"
     namespaced = info.namespaced if info else True
     root = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
-    ns = obj.get("metadata", {}).get("namespace") or "default"
+    meta = obj.get("metadata")
+    ns = (meta.get("namespace") if isinstance(meta, dict) else None) or "default"
     return f"{root}/namespaces/{ns}/{plural}" if namespaced else f"{root}/{plural}"
 
 
@@ -181,4 +183,64 @@ def test_validator_agrees_with_the_apiserver_on_a_custom_resource(
     rejected, answer = _apiserver_rejects(envtest, custom, obj)
     ours = custom.validate(obj)
     assert rejected == expected, f"the corpus is wrong: {answer}"
+    assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
+
+
+def _positions(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every value's path in an object, except its identity (apiVersion, kind, name)."""
+    out = [path] if path else []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out += _positions(value, (*path, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            out += _positions(value, (*path, i))
+    skip = {("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", "namespace")}
+    return [p for p in out if p[:2] not in skip and p[:1] not in skip]
+
+
+def _swap(value: Any, rng: random.Random) -> Any:
+    """A value of another JSON type (a decoding-level change, not a semantic one)."""
+    if isinstance(value, bool):
+        return rng.choice(["true", 1, [value]])
+    if isinstance(value, int):
+        return rng.choice([str(value), True, 1.5, [value]])
+    if isinstance(value, str):
+        return rng.choice([7, False, [value], {"v": value}])
+    if isinstance(value, list):
+        return rng.choice(["list", {"items": value}])
+    return rng.choice(["object", [value], 3])
+
+
+def _mutants(seed: int, per_object: int) -> list[tuple[str, dict[str, Any]]]:
+    rng = random.Random(seed)
+    out = []
+    for name, original in rendered_examples():
+        base = copy.deepcopy(original)
+        base["metadata"].pop("ownerReferences", None)
+        for _ in range(per_object):
+            obj = copy.deepcopy(base)
+            path = rng.choice(_positions(obj))
+            parent: Any = obj
+            for part in path[:-1]:
+                parent = parent[part]
+            if isinstance(parent[path[-1]], dict) and rng.random() < 0.5:
+                parent[path[-1]]["zzUnknownField"] = "x"
+                what = f"{name} +field under {'.'.join(map(str, path))}"
+            else:
+                parent[path[-1]] = _swap(parent[path[-1]], rng)
+                what = f"{name} swap {'.'.join(map(str, path))}"
+            out.append((what, obj))
+    return out
+
+
+MUTANTS = _mutants(seed=9, per_object=12)
+
+
+@pytest.mark.parametrize("obj", [o for _, o in MUTANTS], ids=[n for n, _ in MUTANTS])
+def test_validator_agrees_on_generated_mutations_of_the_examples(
+    envtest: Environment, schemas: KubeSchemas, obj: dict[str, Any]
+) -> None:
+    rejected, answer = _apiserver_rejects(envtest, schemas, obj)
+    ours = schemas.validate(obj)
     assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
