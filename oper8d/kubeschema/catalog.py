@@ -79,12 +79,13 @@ class Validation:
 
 @dataclass(frozen=True)
 class Coercion:
-    """A number or boolean turned into the string its schema asks for."""
+    """A number or boolean turned into the string its schema asks for (or a string of
+    digits into the port number it names)."""
 
     path: str
     segments: tuple[str | int, ...]
     before: Any
-    after: str
+    after: Any
 
 
 @dataclass(frozen=True)
@@ -218,7 +219,9 @@ class KubeSchemas:
 
     def coerce(self, obj: Any, allow: Allow | None = None) -> Coerced:
         """``obj`` with numbers and booleans turned into strings where the schema says
-        string (``true``/``false`` for booleans); other values are left for ``validate``.
+        string (``true``/``false`` for booleans), and strings of digits into numbers where a
+        port number or name goes (``targetPort: "8080"``, which the apiserver refuses);
+        other values are left for ``validate``.
 
         ``allow(segments)`` limits it to some fields (e.g. those a lone expression
         rendered). Containers are copied only along changed paths; ``obj`` is not modified.

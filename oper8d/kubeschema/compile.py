@@ -25,6 +25,7 @@ from oper8d.kubeschema.formats import (
     BUILTIN_FORMATS,
     CRD_FORMATS,
     INT_RANGES,
+    port_name_problem,
     quantity_problem,
 )
 from oper8d.kubeschema.nodes import (
@@ -37,13 +38,30 @@ from oper8d.kubeschema.nodes import (
     NumberNode,
     ObjectNode,
     Path,
+    PortNode,
     QuantityNode,
     StringNode,
     enum_check,
 )
+from oper8d.kubeschema.objectmeta import label_problem
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _OBJECT_WORDS = ("properties", "additionalProperties", "required")
+_CORE = "io.k8s.api.core.v1."
+#: built-in int-or-string fields that hold a port number or a port name
+PORT_FIELDS = frozenset(
+    {
+        (_CORE + "ServicePort", "targetPort"),
+        (_CORE + "HTTPGetAction", "port"),
+        (_CORE + "TCPSocketAction", "port"),
+        ("io.k8s.api.networking.v1.NetworkPolicyPort", "port"),
+    }
+)
+#: built-in string fields that name a port, and the rule their names follow
+PORT_NAME_FIELDS: dict[tuple[str, str], Callable[[str], str | None]] = {
+    (_CORE + "ContainerPort", "name"): port_name_problem,
+    (_CORE + "ServicePort", "name"): label_problem,
+}
 Embedded = Callable[[dict[str, Any], Path, Errors], None]
 
 
@@ -137,7 +155,12 @@ class Compiler:
         if isinstance(additional, Mapping):
             node.additional = self.node(additional, strict=strict)
         for key, sub in props.items():
-            node.props[key] = self.node(sub, strict=strict)
+            if self.builtin and (name, key) in PORT_FIELDS:
+                node.props[key] = PortNode(port_name_problem)
+            elif self.builtin and (name, key) in PORT_NAME_FIELDS:
+                node.props[key] = StringNode(PORT_NAME_FIELDS[(name, key)])
+            else:
+                node.props[key] = self.node(sub, strict=strict)
         if embedded and not self.builtin:
             if self.object_meta is not None:
                 node.props["metadata"] = self.object_meta

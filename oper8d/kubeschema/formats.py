@@ -41,6 +41,24 @@ _HOSTNAME_RE = re.compile(
 )
 _EMAIL_RE = re.compile(r"[^@\s]+@[^@\s]+")
 
+_PORT_NAME = re.compile(r"[-a-z0-9]+")
+
+
+def port_name_problem(value: str) -> str | None:
+    """An IANA service name, as a named port must be (``http``, ``metrics-2``)."""
+    if len(value) > 15:
+        return "must be no more than 15 characters"
+    if not _PORT_NAME.fullmatch(value):
+        return "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"
+    if not any("a" <= c <= "z" for c in value):
+        return "must contain at least one letter (a-z)"
+    if "--" in value:
+        return "must not contain consecutive hyphens"
+    if value.startswith("-") or value.endswith("-"):
+        return "must not begin or end with a hyphen"
+    return None
+
+
 INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 

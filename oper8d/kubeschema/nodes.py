@@ -24,7 +24,7 @@ from typing import Any
 Path = tuple[Any, ...]
 Errors = list[tuple[Path, str]]
 Allow = Callable[[Path], bool]
-Coercions = list[tuple[Path, Any, str]]
+Coercions = list[tuple[Path, Any, Any]]
 
 
 class MapKey(str):
@@ -86,6 +86,8 @@ class Node:
     """Base: accepts anything. Subclasses override ``check`` and, for strings, ``coerce``."""
 
     __slots__ = ("extra", "null_ok")
+    #: whether ``coerce`` may change a string (ports); others only change numbers and bools
+    coerces_strings = False
 
     def __init__(self) -> None:
         self.null_ok = True
@@ -226,6 +228,34 @@ class IntOrStringNode(Node):
             errors.append((path, type_error(value, "integer or string")))
 
 
+class PortNode(IntOrStringNode):
+    """A port: a number, or the name of a container port (``http``). A string of digits is
+    refused by the apiserver ("must contain at least one letter"); ``coerce`` turns it into
+    the number the author meant (``targetPort: "{{ port }}"``)."""
+
+    __slots__ = ("name_problem",)
+    coerces_strings = True
+
+    def __init__(self, name_problem: Callable[[str], str | None]) -> None:
+        super().__init__()
+        self.name_problem = name_problem
+
+    def check(self, value: Any, path: Path, errors: Errors) -> None:
+        if isinstance(value, str):
+            problem = self.name_problem(value)
+            if problem:
+                errors.append((path, f"Invalid value: {_show(value)}: {problem}"))
+            return
+        super().check(value, path, errors)
+
+    def coerce(self, value: Any, path: Path, out: Coercions, allow: Allow | None) -> Any:
+        digits = isinstance(value, str) and value.isascii() and value.isdigit()
+        if digits and (allow is None or allow(path)):
+            out.append((path, value, int(value)))
+            return int(value)
+        return value
+
+
 class QuantityNode(Node):
     """``resource.Quantity``: a number or a string such as ``500m`` or ``1Gi``."""
 
@@ -357,9 +387,9 @@ class ObjectNode(Node):
         result = value
         props = self.props
         for key, item in value.items():
-            if type(item) in _NO_COERCE:
-                continue
             node = props.get(key)
+            if type(item) in _NO_COERCE and not (node is not None and node.coerces_strings):
+                continue
             if node is not None:
                 new = node.coerce(item, (*path, key), out, allow)
             elif self.additional is not None:

@@ -130,6 +130,24 @@ CASES: list[Case] = [
     Case("service float target port", _service(ports=[{"port": 80, "targetPort": 80.5}]), True,
          "spec.ports[0].targetPort"),
     Case("service type enum", _service(type="Public"), True, "spec.type"),
+    Case(
+        "service digits target port",
+        _service(ports=[{"port": 80, "targetPort": "8080"}]),
+        True,
+        "spec.ports[0].targetPort",
+    ),
+    Case(
+        "service port name",
+        _service(ports=[{"port": 80, "name": "Web"}]),
+        True,
+        "spec.ports[0].name",
+    ),
+    Case(
+        "container port name",
+        deployment(ports=[{"containerPort": 80, "name": "web_port"}]),
+        True,
+        f"{_P}.ports[0].name",
+    ),
     Case("service name digit", _with(_service(), "metadata.name", "1web"), True, "metadata.name"),
     Case(
         "extensions ingress",

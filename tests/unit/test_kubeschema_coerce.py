@@ -72,6 +72,20 @@ def test_int_or_string_and_quantities_keep_their_numbers(schemas: KubeSchemas) -
     assert schemas.coerce(service).coercions == ()
 
 
+def test_a_port_given_as_digits_becomes_the_number(schemas: KubeSchemas) -> None:
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web"},
+        "spec": {"ports": [{"port": 80, "targetPort": "8080"}, {"port": 81, "targetPort": "web"}]},
+    }
+    assert not schemas.validate(service).ok
+    coerced = schemas.coerce(service)
+    assert [p["targetPort"] for p in coerced.obj["spec"]["ports"]] == [8080, "web"]
+    assert [(c.path, c.after) for c in coerced.coercions] == [("spec.ports[0].targetPort", 8080)]
+    assert schemas.validate(coerced.obj).ok
+
+
 def test_the_input_is_not_modified(schemas: KubeSchemas) -> None:
     obj = deployment(env=[{"name": "N", "value": 3}])
     before = copy.deepcopy(obj)
