@@ -173,8 +173,9 @@ class IntegerNode(Node):
                 errors.append((path, type_error(value, "integer")))
                 return
         if not self.low <= value <= self.high:
-            what = f"a {self.bits} integer" if self.bits else "an integer in range"
-            errors.append((path, f"Invalid value: {value}: must be {what}"))
+            what = f" {self.bits}" if self.bits else ""
+            limits = f"must fit in{what} ({self.low} to {self.high})"
+            errors.append((path, f"Invalid value: {value}: {limits}"))
             return
         for extra in self.extra:
             extra(value, path, errors)
