@@ -12,6 +12,7 @@ import yaml
 from oper8d.bundle.compile import load_bundle
 from oper8d.kubeschema import CRDError, KubeSchemas, load_crd_dir
 from oper8d.manifests import crd_for
+from oper8d.manifests.package import InstallOptions, operator_manifests
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "operators"
 
@@ -199,3 +200,19 @@ def test_a_malformed_crd_object_is_named() -> None:
     broken = {"kind": "CustomResourceDefinition", "metadata": {"name": "x.io"}, "spec": {}}
     with pytest.raises(CRDError, match=r"CRD x\.io: spec\.group"):
         KubeSchemas.builtin().with_crds([broken])
+
+
+@pytest.mark.parametrize("example", ["webapp", "stateful", "fanout"])
+def test_the_examples_install_manifests_and_samples_are_valid(example: str) -> None:
+    bundle = load_bundle(EXAMPLES / example)
+    manifests = [m.obj for m in operator_manifests(bundle, InstallOptions())]
+    crds = [m for m in manifests if m["kind"] == "CustomResourceDefinition"]
+    schemas = KubeSchemas.builtin().with_crds(crds)
+    samples = [
+        doc
+        for path in sorted((EXAMPLES / example / "samples").glob("*.yaml"))
+        for doc in yaml.safe_load_all(path.read_text())
+    ]
+    for obj in [*manifests, *samples]:
+        result = schemas.validate(obj)
+        assert result.ok and result.warning is None, (obj["kind"], result)
