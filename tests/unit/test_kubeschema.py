@@ -11,6 +11,8 @@ import sys
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from kubeschema_corpus import CASES, Case, deployment, rendered_examples
 
 from oper8d.kubeschema import KubeSchemas, SchemaDataError, shipped_versions
@@ -160,3 +162,40 @@ def test_importing_kubeschema_loads_no_kubernetes_client() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=4),
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(
+        st.sampled_from(["name", "value", "spec", "x", "ports", "1"]), children, max_size=3
+    ),
+    max_leaves=8,
+)
+_SHARED = KubeSchemas.builtin()
+_PLACES = [
+    ("spec",),
+    ("spec", "template", "spec"),
+    ("spec", "template", "spec", "containers", 0),
+    ("spec", "template", "spec", "containers", 0, "env"),
+    ("spec", "template", "spec", "containers", 0, "ports", 0, "name"),
+    ("metadata", "labels"),
+    ("metadata",),
+]
+
+
+@given(place=st.sampled_from(_PLACES), value=json_values)
+def test_any_value_anywhere_gives_findings_never_an_exception(
+    place: tuple[Any, ...], value: Any
+) -> None:
+    obj = deployment()
+    parent: Any = obj
+    for part in place[:-1]:
+        parent = parent[part]
+    parent[place[-1]] = value
+    coerced = _SHARED.coerce(obj)
+    after = _SHARED.validate(coerced.obj)
+    _SHARED.validate(obj)
+    coerced_paths = {c.path for c in coerced.coercions}
+    retyped = [f for f in after.errors if f.path in coerced_paths]
+    assert not [f for f in retyped if "must be of type" in f.message]
