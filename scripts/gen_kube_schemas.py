@@ -92,7 +92,9 @@ def generate(server: Server, out: Path | None) -> Path:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     parser.add_argument("--server", help="apiserver URL (default: start the test environment)")
     parser.add_argument("--token", help="bearer token for --server")
     parser.add_argument("--ca", help="CA file for --server (default: do not verify)")
