@@ -9,11 +9,14 @@ examples, a custom resource of a bundle's CRD) is created with ``dryRun=All`` an
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import random
 import ssl
 import urllib.error
 import urllib.request
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -244,3 +247,18 @@ def test_validator_agrees_on_generated_mutations_of_the_examples(
     rejected, answer = _apiserver_rejects(envtest, schemas, obj)
     ours = schemas.validate(obj)
     assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
+
+
+def test_the_shipped_schemas_are_what_the_test_apiserver_serves(
+    envtest: Environment, tmp_path: Path
+) -> None:
+    script = Path(__file__).resolve().parents[2] / "scripts" / "gen_kube_schemas.py"
+    spec = importlib.util.spec_from_file_location("gen_kube_schemas", script)
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert envtest.server_url is not None
+    server = gen.Server(envtest.server_url, envtest.admin_token, str(envtest.ca_file))
+    made = gen.generate(server, tmp_path / "k8s.json.gz")
+    shipped = resources.files("oper8d.kubeschema.data").joinpath("k8s-v1.34.4.json.gz")
+    assert made.read_bytes() == shipped.read_bytes(), "run scripts/gen_kube_schemas.py"
