@@ -7,8 +7,9 @@ and one per custom resource version (a CRD's ``openAPIV3Schema``, self-contained
 Built-in and custom schemas differ where the apiserver treats them differently:
 
 - built-in: an ``object`` without properties is free-form (RawExtension, JSON); integers
-  are Go ints (a float is refused); an ``enum`` also accepts ``""``, which the Go types
-  decode as unset and the apiserver defaults (``imagePullPolicy: ""``);
+  are Go ints (a float is refused); the ``enum`` of an optional field also accepts ``""``,
+  which the Go types decode as unset and the apiserver defaults (``imagePullPolicy: ""``),
+  but a required one does not (``pathType: ""``); a null list item is an empty object;
 - custom: an ``object`` without properties keeps nothing, so any field in it is unknown
   unless ``x-kubernetes-preserve-unknown-fields``; bounds, patterns, list types and
   ``allOf``/``anyOf``/``oneOf``/``not`` are checked; ``x-kubernetes-validations`` (CEL)
@@ -94,10 +95,16 @@ class Compiler:
         return node
 
     def node(
-        self, schema: Mapping[str, Any], *, name: str | None = None, strict: bool = True
+        self,
+        schema: Mapping[str, Any],
+        *,
+        name: str | None = None,
+        strict: bool = True,
+        optional: bool = False,
     ) -> Node:
         """One schema's node. ``name``: memoise as that definition; ``strict=False`` for
-        junctor branches, which check values but never report unknown fields."""
+        junctor branches, which check values but never report unknown fields;
+        ``optional``: an optional property (a built-in enum there also takes ``""``)."""
         ref = schema.get("$ref")
         if isinstance(ref, str):
             return self.definition(ref)
@@ -106,7 +113,7 @@ class Compiler:
         if not self.builtin:
             node.extra = (*node.extra, *constraints.value_checks(schema, self))
         if "enum" in schema and not isinstance(node, ObjectNode | ArrayNode):
-            empty_ok = ("",) if self.builtin else ()
+            empty_ok = ("",) if self.builtin and optional else ()
             node.extra = (enum_check(schema["enum"], empty_ok), *node.extra)
         return node
 
@@ -131,7 +138,10 @@ class Compiler:
             items = schema.get("items")
             if not isinstance(items, Mapping):
                 return ArrayNode(Node())
-            return ArrayNode(self.node(items, strict=strict))
+            array = ArrayNode(self.node(items, strict=strict))
+            # Go decodes a null struct in a list as the empty struct, then validates it
+            array.null_items_empty = self.builtin and isinstance(array.items, ObjectNode)
+            return array
         if kind == "object" or any(k in schema for k in _OBJECT_WORDS):
             node = self._object(schema, name, strict)
             if kind is None and isinstance(node, ObjectNode):
@@ -160,7 +170,8 @@ class Compiler:
             elif self.builtin and (name, key) in PORT_NAME_FIELDS:
                 node.props[key] = StringNode(PORT_NAME_FIELDS[(name, key)])
             else:
-                node.props[key] = self.node(sub, strict=strict)
+                optional = key not in node.required
+                node.props[key] = self.node(sub, strict=strict, optional=optional)
         if embedded and not self.builtin:
             if self.object_meta is not None:
                 node.props["metadata"] = self.object_meta

@@ -276,12 +276,14 @@ class QuantityNode(Node):
 
 
 class ArrayNode(Node):
-    __slots__ = ("_fast", "items")
+    __slots__ = ("_fast", "items", "null_items_empty")
 
     def __init__(self, items: Node) -> None:
         super().__init__()
         self.items = items
         self._fast: frozenset[type] | None = None
+        #: check a null item as ``{}`` (built-in lists of structs, as Go decodes them)
+        self.null_items_empty = False
 
     def check(self, value: Any, path: Path, errors: Errors) -> None:
         if not isinstance(value, list):
@@ -296,6 +298,8 @@ class ArrayNode(Node):
         check = self.items.check
         for i, item in enumerate(value):
             if type(item) not in fast:
+                if item is None and self.null_items_empty:
+                    item = {}
                 check(item, (*path, i), errors)
         for extra in self.extra:
             extra(value, path, errors)

@@ -80,6 +80,17 @@ def _service(**spec: Any) -> dict[str, Any]:
     }
 
 
+def _ingress(path_type: str) -> dict[str, Any]:
+    backend = {"service": {"name": "web", "port": {"number": 80}}}
+    path = {"path": "/", "pathType": path_type, "backend": backend}
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"rules": [{"http": {"paths": [path]}}]},
+    }
+
+
 _C = "spec.template.spec.containers.0"
 _P = "spec.template.spec.containers[0]"
 _ENV0 = f"{_P}.env[0].value"
@@ -92,6 +103,13 @@ CASES: list[Case] = [
     Case("env value list", deployment(env=[{"name": "N", "value": ["a"]}]), True, _ENV0),
     Case("env value null", deployment(env=[{"name": "N", "value": None}]), False),
     Case("env without name", deployment(env=[{"value": "x"}]), True, f"{_P}.env[0].name"),
+    Case("env item null", deployment(env=[None]), True, f"{_P}.env[0].name"),
+    Case("unknown field null", _with(deployment(), "spec.replica", None), True, "spec.replica"),
+    Case("label value null", _with(deployment(), "metadata.labels", {"app": "web", "x": None}),
+         False),
+    Case("ingress path type", _ingress("Prefix"), False),
+    Case("ingress empty path type", _ingress(""), True,
+         "spec.rules[0].http.paths[0].pathType"),
     Case("replica typo", _with(deployment(), "spec.replica", 3), True, "spec.replica"),
     Case("replicas as string", _with(deployment(), "spec.replicas", "3"), True, "spec.replicas"),
     Case("replicas as float", _with(deployment(), "spec.replicas", 2.5), True, "spec.replicas"),
