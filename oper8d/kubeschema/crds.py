@@ -42,8 +42,11 @@ def custom_kinds(crd: Mapping[str, Any], where: str = "CRD") -> list[CustomKind]
     if not isinstance(group, str) or not isinstance(names, Mapping) or "kind" not in names:
         raise CRDError(f"{where}: spec.group and spec.names.kind are required")
     shared = (spec.get("validation") or {}).get("openAPIV3Schema")  # v1beta1 CRDs
+    versions = spec.get("versions") or ()
+    if not versions and isinstance(spec.get("version"), str):  # v1beta1: one version
+        versions = [{"name": spec["version"], "served": True}]
     out = []
-    for version in spec.get("versions") or ():
+    for version in versions:
         if not isinstance(version, Mapping) or not version.get("served", True):
             continue
         schema = (version.get("schema") or {}).get("openAPIV3Schema", shared)

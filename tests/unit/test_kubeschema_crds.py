@@ -163,6 +163,16 @@ def test_a_version_without_schema_is_a_warning() -> None:
     assert result.ok and result.warning is not None
 
 
+def test_an_old_v1beta1_crd_with_one_version_and_shared_schema_is_read() -> None:
+    old = crd(SPEC)
+    schema = old["spec"].pop("versions")[0]["schema"]
+    old["apiVersion"] = "apiextensions.k8s.io/v1beta1"
+    old["spec"].update(version="v1", validation=schema)
+    schemas = KubeSchemas.builtin().with_crds([old])
+    assert schemas.validate(widget({"size": 1})).ok
+    assert [f.path for f in schemas.validate(widget({"size": 1, "x": 1})).errors] == ["spec.x"]
+
+
 def test_the_bundles_own_crd_checks_its_custom_resources() -> None:
     bundle = load_bundle(EXAMPLES / "webapp")
     schemas = KubeSchemas.builtin().with_crds(crd_for(c) for c in bundle.controllers)
