@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from oper8d.kubeschema.nodes import Errors, Path, _show, pattern_check
+from oper8d.kubeschema.nodes import Errors, Path, pattern_check, show_value
 
 if TYPE_CHECKING:
     from oper8d.kubeschema.compile import Compiler
@@ -99,7 +99,7 @@ def _unique_checks(schema: Mapping[str, Any]) -> list[Check]:
             if key is None:
                 continue
             if key in seen:
-                errors.append(((*path, i), f"Duplicate value: {_show(item)}"))
+                errors.append(((*path, i), f"Duplicate value: {show_value(item)}"))
             seen.add(key)
 
     return [check]
@@ -137,10 +137,10 @@ def _one_of(branches: list[Any], word: str, exactly_one: bool) -> Check:
         if passed == 0:
             what = "one and only one" if exactly_one else "at least one"
             message = f"must validate {what} schema ({word})"
-            errors.append((path, f"Invalid value: {_show(value)}: {message}"))
+            errors.append((path, f"Invalid value: {show_value(value)}: {message}"))
         elif exactly_one and passed > 1:
             message = "must validate one and only one schema (oneOf)"
-            errors.append((path, f"Invalid value: {_show(value)}: {message}"))
+            errors.append((path, f"Invalid value: {show_value(value)}: {message}"))
 
     return check
 

@@ -63,7 +63,8 @@ def json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def _show(value: Any) -> str:
+def show_value(value: Any) -> str:
+    """A value as messages show it: strings quoted, containers by their type."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
@@ -74,12 +75,12 @@ def _show(value: Any) -> str:
 
 
 def type_error(value: Any, expected: str) -> str:
-    return f"Invalid value: {_show(value)}: must be of type {expected}, not {json_type(value)}"
+    return f"Invalid value: {show_value(value)}: must be of type {expected}, not {json_type(value)}"
 
 
 def enum_error(value: Any, allowed: Sequence[Any]) -> str:
-    listed = ", ".join(_show(v) for v in allowed)
-    return f"Unsupported value: {_show(value)}: supported values: {listed}"
+    listed = ", ".join(show_value(v) for v in allowed)
+    return f"Unsupported value: {show_value(value)}: supported values: {listed}"
 
 
 class Node:
@@ -135,7 +136,7 @@ class StringNode(Node):
             if self.fmt is not None:
                 problem = self.fmt(value)
                 if problem:
-                    errors.append((path, f"Invalid value: {_show(value)}: {problem}"))
+                    errors.append((path, f"Invalid value: {show_value(value)}: {problem}"))
         elif value is None:
             _null(self, value, path, errors, "string")
             return
@@ -245,7 +246,7 @@ class PortNode(IntOrStringNode):
         if isinstance(value, str):
             problem = self.name_problem(value)
             if problem:
-                errors.append((path, f"Invalid value: {_show(value)}: {problem}"))
+                errors.append((path, f"Invalid value: {show_value(value)}: {problem}"))
             return
         super().check(value, path, errors)
 
@@ -270,7 +271,7 @@ class QuantityNode(Node):
         if isinstance(value, str):
             problem = self.parse(value)
             if problem:
-                errors.append((path, f"Invalid value: {_show(value)}: {problem}"))
+                errors.append((path, f"Invalid value: {show_value(value)}: {problem}"))
         elif value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
             errors.append((path, type_error(value, "quantity (string or number)")))
 
@@ -442,6 +443,6 @@ def pattern_check(pattern: str) -> Callable[[Any, Path, Errors], None]:
 
     def check(value: Any, path: Path, errors: Errors) -> None:
         if isinstance(value, str) and not regex.search(value):
-            errors.append((path, f"Invalid value: {_show(value)}: should match '{pattern}'"))
+            errors.append((path, f"Invalid value: {show_value(value)}: should match '{pattern}'"))
 
     return check
