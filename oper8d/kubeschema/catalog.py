@@ -11,6 +11,7 @@ instance can serve several threads.
 
 from __future__ import annotations
 
+import difflib
 import gzip
 import json
 import threading
@@ -278,8 +279,6 @@ class KubeSchemas:
         if served:
             message += f": {kind} is served as {' and '.join(served)}"
         else:
-            import difflib
-
             kinds = sorted({k for av, k in self._kinds if av == api_version})
             close = difflib.get_close_matches(kind, kinds, n=1, cutoff=0.6)
             if close:
