@@ -1,9 +1,11 @@
 """Differential test: the offline validator agrees with a real kube-apiserver.
 
 Every object of the corpus (the issue's mistakes, their valid neighbours, the rendered
-examples, a custom resource of a bundle's CRD) is created with ``dryRun=All`` and
-``fieldValidation=Strict``; the apiserver's verdict (created or refused) must equal
-``KubeSchemas.validate``'s (no errors or errors).
+examples, a custom resource of a CRD with every structural rule, and generated mutations
+of both: values swapped for another JSON type, unknown fields added) is created with
+``dryRun=All`` and ``fieldValidation=Strict``; the apiserver's verdict (created or refused)
+must equal ``KubeSchemas.validate``'s (no errors or errors). The last test checks that the
+shipped schema data is exactly what ``scripts/gen_kube_schemas.py`` makes from this server.
 """
 
 from __future__ import annotations
@@ -215,10 +217,12 @@ def _swap(value: Any, rng: random.Random) -> Any:
     return rng.choice(["object", [value], 3])
 
 
-def _mutants(seed: int, per_object: int) -> list[tuple[str, dict[str, Any]]]:
+def _mutants(
+    sources: list[tuple[str, dict[str, Any]]], seed: int, per_object: int
+) -> list[tuple[str, dict[str, Any]]]:
     rng = random.Random(seed)
     out = []
-    for name, original in rendered_examples():
+    for name, original in sources:
         base = copy.deepcopy(original)
         base["metadata"].pop("ownerReferences", None)
         for _ in range(per_object):
@@ -237,7 +241,7 @@ def _mutants(seed: int, per_object: int) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-MUTANTS = _mutants(seed=9, per_object=12)
+MUTANTS = _mutants(rendered_examples(), seed=9, per_object=12)
 
 
 @pytest.mark.parametrize("obj", [o for _, o in MUTANTS], ids=[n for n, _ in MUTANTS])
@@ -262,3 +266,18 @@ def test_the_shipped_schemas_are_what_the_test_apiserver_serves(
     made = gen.generate(server, tmp_path / "k8s.json.gz")
     shipped = resources.files("oper8d.kubeschema.data").joinpath("k8s-v1.34.4.json.gz")
     assert made.read_bytes() == shipped.read_bytes(), "run scripts/gen_kube_schemas.py"
+
+
+WIDGET_MUTANTS = _mutants([(n, o) for n, o, rejected in WIDGETS if not rejected], 9, 15)
+
+
+@pytest.mark.parametrize(
+    "obj", [o for _, o in WIDGET_MUTANTS], ids=[n for n, _ in WIDGET_MUTANTS]
+)
+def test_validator_agrees_on_generated_mutations_of_a_custom_resource(
+    envtest: Environment, schemas: KubeSchemas, widget_crd: dict[str, Any], obj: dict[str, Any]
+) -> None:
+    custom = schemas.with_crds([widget_crd])
+    rejected, answer = _apiserver_rejects(envtest, custom, obj)
+    ours = custom.validate(obj)
+    assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
