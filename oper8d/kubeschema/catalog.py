@@ -23,19 +23,9 @@ from typing import Any
 
 from oper8d.kubeschema.compile import OBJECT_META, Compiler
 from oper8d.kubeschema.crds import CustomKind, custom_kinds
-from oper8d.kubeschema.nodes import (
-    Allow,
-    Coercions,
-    Errors,
-    Node,
-    ObjectNode,
-    StringNode,
-    format_path,
-    type_error,
-)
-from oper8d.kubeschema.nodes import (
-    Path as FieldPath,
-)
+from oper8d.kubeschema.messages import Allow, Coercions, Errors, format_path, type_error
+from oper8d.kubeschema.messages import Path as FieldPath
+from oper8d.kubeschema.nodes import Node, ObjectNode, StringNode
 from oper8d.kubeschema.objectmeta import (
     SELECTING_KINDS,
     config_key_problems,

@@ -29,20 +29,18 @@ from oper8d.kubeschema.formats import (
     port_name_problem,
     quantity_problem,
 )
+from oper8d.kubeschema.messages import Errors, Path, enum_check
 from oper8d.kubeschema.nodes import (
     ArrayNode,
     BooleanNode,
-    Errors,
     IntegerNode,
     IntOrStringNode,
     Node,
     NumberNode,
     ObjectNode,
-    Path,
     PortNode,
     QuantityNode,
     StringNode,
-    enum_check,
 )
 from oper8d.kubeschema.objectmeta import label_problem
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from oper8d.kubeschema.nodes import Errors, Path, pattern_check, show_value
+from oper8d.kubeschema.messages import Errors, Path, pattern_check, show_value
 
 if TYPE_CHECKING:
     from oper8d.kubeschema.compile import Compiler

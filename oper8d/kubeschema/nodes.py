@@ -3,10 +3,9 @@
 ``kubeschema.compile`` turns a (stripped) OpenAPI schema into a tree of these once per
 kind; ``check(value, path, errors)`` then walks a rendered object appending
 ``(path, message)`` for every problem, and ``coerce`` turns numbers and booleans into
-strings where the schema says string. Paths are tuples of property names (``str``), list
-indices (``int``) and map keys (``MapKey``, printed ``[key]``), built only as deep as the
-walk goes. Nothing here allocates on a valid scalar, which keeps a Deployment in the tens
-of microseconds.
+strings where the schema says string. Paths (``kubeschema.messages``) are built only as
+deep as the walk goes, and a valid leaf costs one type lookup in its parent (its node's
+``fast_types``), which keeps a Deployment near 15 µs.
 
 Null follows the apiserver: a built-in kind's Go decoder takes ``null`` as "unset", and a
 custom resource's non-nullable nulls are pruned, so ``null`` is accepted except as the
@@ -17,70 +16,19 @@ from __future__ import annotations
 
 import datetime
 import difflib
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-Path = tuple[Any, ...]
-Errors = list[tuple[Path, str]]
-Allow = Callable[[Path], bool]
-Coercions = list[tuple[Path, Any, Any]]
-
-
-class MapKey(str):
-    """A key of a map (labels, data, ...): printed ``[key]`` in a path, as apimachinery does."""
-
-    __slots__ = ()
-
-
-def format_path(path: Path) -> str:
-    """``("spec", "containers", 0, "env")`` -> ``spec.containers[0].env``."""
-    out: list[str] = []
-    for part in path:
-        if isinstance(part, int | MapKey):
-            out.append(f"[{part}]")
-        else:
-            out.append(f".{part}" if out else part)
-    return "".join(out)
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a Python value (for messages)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list | tuple):
-        return "array"
-    return type(value).__name__
-
-
-def show_value(value: Any) -> str:
-    """A value as messages show it: strings quoted, containers by their type."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return f'"{value}"'
-    if isinstance(value, dict | list):
-        return json_type(value)
-    return repr(value)
-
-
-def type_error(value: Any, expected: str) -> str:
-    return f"Invalid value: {show_value(value)}: must be of type {expected}, not {json_type(value)}"
-
-
-def enum_error(value: Any, allowed: Sequence[Any]) -> str:
-    listed = ", ".join(show_value(v) for v in allowed)
-    return f"Unsupported value: {show_value(value)}: supported values: {listed}"
+from oper8d.kubeschema.messages import (
+    Allow,
+    Coercions,
+    Errors,
+    MapKey,
+    Path,
+    format_path,
+    show_value,
+    type_error,
+)
 
 
 class Node:
@@ -407,42 +355,3 @@ class ObjectNode(Node):
                     result = dict(value)
                 result[key] = new
         return result
-
-
-# ---------------------------------------------------------------- value-only checks
-
-
-def enum_check(
-    allowed: Sequence[Any], also_ok: Sequence[Any] = ()
-) -> Callable[[Any, Path, Errors], None]:
-    """``Unsupported value`` unless the value is one of ``allowed`` (or ``also_ok``,
-    accepted but not listed in the message)."""
-    try:
-        members: Any = frozenset((*allowed, *also_ok))
-    except TypeError:
-        members = list(allowed)
-
-    def check(value: Any, path: Path, errors: Errors) -> None:
-        try:
-            ok = value in members
-        except TypeError:
-            ok = False
-        if ok and isinstance(value, bool) != any(isinstance(a, bool) for a in allowed):
-            ok = value in [a for a in allowed if type(a) is type(value)]
-        if not ok:
-            errors.append((path, enum_error(value, allowed)))
-
-    return check
-
-
-def pattern_check(pattern: str) -> Callable[[Any, Path, Errors], None]:
-    try:
-        regex = re.compile(pattern)
-    except re.error:
-        return lambda value, path, errors: None  # an ECMA pattern Python cannot read
-
-    def check(value: Any, path: Path, errors: Errors) -> None:
-        if isinstance(value, str) and not regex.search(value):
-            errors.append((path, f"Invalid value: {show_value(value)}: should match '{pattern}'"))
-
-    return check

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from oper8d.kubeschema.nodes import Errors, MapKey, Path
+from oper8d.kubeschema.messages import Errors, MapKey, Path
 
 _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_LABEL = re.compile(_LABEL)
