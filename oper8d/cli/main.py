@@ -23,6 +23,7 @@ from oper8d.cli.inputs import (
     load_cr_or_exit,
     locate,
 )
+from oper8d.cli.schemas import schema_options
 from oper8d.errors import Oper8dError, ReconcileError
 
 
@@ -92,7 +93,15 @@ def validate(bundle: str, cr_path: str | None) -> None:
     "Offline random_string() values are fakes derived from the CR's name (from 12 "
     "characters on they start with 'offline').",
 )
-def render(bundle: str, cr_path: str, output_dir: str | None, show_secrets: bool) -> None:
+@schema_options
+def render(
+    bundle: str,
+    cr_path: str,
+    output_dir: str | None,
+    show_secrets: bool,
+    crd_dirs: tuple[str, ...],
+    kube_schemas: str | None,
+) -> None:
     """Print every object the operator would apply for a CR: offline, deterministic.
 
     Runs the real reconcile against an in-memory cluster (readiness simulated) until the
@@ -105,6 +114,7 @@ def render(bundle: str, cr_path: str, output_dir: str | None, show_secrets: bool
     """
     import dataclasses
 
+    from oper8d.cli.schemas import schemas_for
     from oper8d.offline import reconcile_offline, why_incomplete, would_delete
     from oper8d.render_output import MASKED_HINT, render_stream, write_folder
 
@@ -114,7 +124,7 @@ def render(bundle: str, cr_path: str, output_dir: str | None, show_secrets: bool
     if problems:
         fail(problems, hint=f"fix the CR ({cr_path}) and render again")
     try:
-        run = reconcile_offline(b, cr.data)
+        run = reconcile_offline(b, cr.data, schemas=schemas_for(b, crd_dirs, kube_schemas))
     except ReconcileError as err:
         fail([locate(err, bundle, cr)])
     except Oper8dError as err:

@@ -30,11 +30,13 @@ from oper8d.engine.deploy import (
     inventory_of,
 )
 from oper8d.engine.inputs import CrInputs, read_config_maps, resolve_inputs
+from oper8d.engine.kubecheck import KindWarnings
 from oper8d.engine.prune import prunable, rendered_keys
 from oper8d.engine.rollout import Progress, Rollout, RolloutResult
 from oper8d.engine.session import RandomSource, SecretRandoms, Session
 from oper8d.engine.temporary_patches import temporary_patch_refs
 from oper8d.errors import ClusterError, ReconcileError
+from oper8d.kubeschema import KubeSchemas
 from oper8d.logs import current_reconcile, redact
 from oper8d.objects import Obj
 
@@ -69,6 +71,9 @@ class ReconcilerOptions:
     operator_version: str | None = None
     #: PUT an object whose server-side apply the API server refuses as invalid (422)
     replace_on_invalid: bool = False
+    #: Kubernetes' schemas every rendered object is checked against before apply
+    #: (default: the shipped built-in kinds; the CLI and runtime add the bundle's CRDs)
+    schemas: KubeSchemas | None = None
 
 
 class Reconciler:
@@ -88,8 +93,8 @@ class Reconciler:
         self.kind = controller.resource
         # what the server stored for our applies, kept across reconciles (engine.deploy)
         self._applied = AppliedMemory()
-        # kinds rollouts rendered that the bundle does not write literally (a templated
-        # kind): the inventory step records them for every CR of this controller
+        self._schemas = self.options.schemas or KubeSchemas.builtin()
+        self._kind_warnings = KindWarnings()
 
     # -- entry ---------------------------------------------------------------------------
     def reconcile(self, namespace: str | None, name: str) -> ReconcileResult:
@@ -173,6 +178,8 @@ class Reconciler:
             randoms=randoms,
             reconcile_id=scope.reconcile_id if scope else uuid.uuid4().hex[:8],
             spec=inputs.spec,
+            schemas=self._schemas,
+            kind_warnings=self._kind_warnings,
         )
 
     def _start(self, session: Session) -> tuple[dict[str, Any], bool]:

@@ -20,6 +20,7 @@ from jinja2.exceptions import UndefinedError
 
 from oper8d.bundle.model import ComponentSpec, ResourceSpec
 from oper8d.engine.declared import check_declared, check_shape
+from oper8d.engine.kubecheck import check_schema
 from oper8d.engine.patch import (
     TemporaryPatchRef,
     apply_temporary_patches,
@@ -37,6 +38,7 @@ __all__ = [
     "RenderedComponent",
     "RenderedObject",
     "Renderer",
+    "checked_against_schema",
     "holds",
     "render_resource",
 ]
@@ -117,6 +119,7 @@ class Renderer:
                     mark_secret(obj)  # a patch may have added values
                     # after patches: neither a template nor a patch may leave the declaration
                     check_declared(obj, res, item.internal, ctx, self.session.namespace)
+                    obj = checked_against_schema(self.session, obj, res, item.internal)
                     result.objects[item.internal] = RenderedObject(item.internal, obj, res)
         return result
 
@@ -185,6 +188,14 @@ class Renderer:
         if not policy.enabled:
             return False
         return not policy.allowed_kinds or obj.get("kind") in policy.allowed_kinds
+
+
+def checked_against_schema(session: Session, obj: Obj, res: ResourceSpec, internal: str) -> Obj:
+    """``obj`` as Kubernetes' schema for its kind takes it (``engine.kubecheck``), when the
+    session checks schemas."""
+    if session.schemas is None:
+        return obj
+    return check_schema(obj, res, internal, session.schemas, session.kind_warnings)
 
 
 def holds(expr: Expr, context: dict[str, Any]) -> bool:

@@ -195,6 +195,7 @@ class KubeSchemas:
                 errors.append(((field,), type_error(value, "string")))
         if errors:
             return _validation(errors)
+        api_version, kind = str(api_version), str(kind)  # both checked to be strings
         root = self._root(api_version, kind)
         if root is None:
             return self._unknown(api_version, kind)
@@ -221,7 +222,7 @@ class KubeSchemas:
             return Coerced(obj)
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         named = isinstance(api_version, str) and isinstance(kind, str)
-        root = self._root(api_version, kind) if named else None
+        root = self._root(str(api_version), str(kind)) if named else None
         if root is None:
             return Coerced(obj)
         out: Coercions = []
