@@ -3,11 +3,16 @@
 ``TemplateEngine`` (``environment.py``) builds these at bundle load; the bundle model holds
 them and the engine renders them on every reconcile. Nothing here parses template source:
 rendering runs code Jinja generated once.
+
+Every render runs inside the environment's budget (``sandbox.LimitedSandbox.budget``: time
+and loop iterations) and its output is bounded by ``renderedBytes``: a text template's
+text, a string of an inline object, or the value of an expression (its strings counted).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +20,7 @@ from jinja2 import Template
 from jinja2.runtime import Context
 
 from oper8d.errors import SourcePos
+from oper8d.limits import LimitExceeded
 from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache
 from oper8d.template.failures import passes_through, render_failure, template_line
 from oper8d.template.values import copy_result
@@ -58,13 +64,16 @@ class CompiledString:
     def _run(self, context: Context) -> Any:
         template = self.template
         try:
-            if self.native:
-                # the compiled code assigns the expression to ``result`` (as
-                # Environment.compile_expression does) and yields nothing
-                for _ in template.root_render_func(context):
-                    pass
-                return copy_result(context.vars["result"])
-            return "".join(template.root_render_func(context))
+            with _budget(template):
+                if self.native:
+                    # the compiled code assigns the expression to ``result`` (as
+                    # Environment.compile_expression does) and yields nothing
+                    for _ in template.root_render_func(context):
+                        pass
+                    result = context.vars["result"]
+                    check_rendered_size(template, result)
+                    return copy_result(result)
+                return _joined(template, template.root_render_func(context))
         except Exception as exc:
             if passes_through(exc):
                 raise
@@ -114,8 +123,15 @@ class TextTemplate:
 
     def render_text(self, context: Mapping[str, Any]) -> str:
         """The rendered text (what ``oper8d render`` can show before it is parsed)."""
+        template = self._template
         try:
-            return self._template.render(context)
+            try:
+                with _budget(template):
+                    chunks = template.root_render_func(template.new_context(context))
+                    return _joined(template, chunks)
+            except Exception:
+                # what Template.render does: template lines in the traceback (template_line)
+                template.environment.handle_exception()
         except Exception as exc:
             if passes_through(exc):
                 raise
@@ -126,3 +142,58 @@ class TextTemplate:
     def render(self, context: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The objects the template renders to, empty documents dropped; the caller owns them."""
         return self._documents.parse(self.render_text(context))
+
+
+def _budget(template: Template) -> Any:
+    """The environment's render budget (``sandbox.LimitedSandbox``), or no budget at all."""
+    budget = getattr(template.environment, "budget", None)
+    return budget() if budget is not None else contextlib.nullcontext()
+
+
+def _rendered_limit(template: Template) -> int | None:
+    limits = getattr(template.environment, "limits", None)
+    return limits.rendered_bytes if limits is not None else None
+
+
+def _joined(template: Template, chunks: Iterator[str]) -> str:
+    """The chunks a template yields, joined, stopping as soon as they exceed ``renderedBytes``."""
+    limit = _rendered_limit(template)
+    if limit is None:
+        return "".join(chunks)
+    parts: list[str] = []
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit)
+        parts.append(chunk)
+    return "".join(parts)
+
+
+def check_rendered_size(template: Template, value: Any) -> None:
+    """Fail when the strings in ``value`` (an expression's result) add up past
+    ``renderedBytes``; counted iteratively, stopping at the limit."""
+    limit = _rendered_limit(template)
+    if limit is None:
+        return
+    size = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            size += len(item)
+        elif isinstance(item, Mapping):
+            size += len(item)
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            size += len(item)
+            stack.extend(item)
+        else:
+            size += 1
+        if size > limit:
+            raise _too_large(limit)
+
+
+def _too_large(limit: int) -> LimitExceeded:
+    return LimitExceeded("rendered_bytes", f"the rendered output is larger than {limit} bytes")
