@@ -131,15 +131,10 @@ def load_bundle_or_exit(bundle: str) -> Bundle:
 
 
 def load_cr_or_exit(path: str) -> CrInput:
-    from oper8d.bundle.loader import load_yaml_text
+    from oper8d.bundle.loader import load_cr_file
 
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
-        fail([f"{path}: cannot read the CR file: {reason}"])
-    try:
-        doc = load_yaml_text(text, path)
+        doc = load_cr_file(path)
     except BundleError as err:
         fail(err.problems)
     if not isinstance(doc.data, dict):
