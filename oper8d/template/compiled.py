@@ -19,11 +19,12 @@ from typing import Any
 from jinja2 import Template
 from jinja2.runtime import Context
 
-from oper8d.errors import SourcePos
+from oper8d.errors import ConfigError, SourcePos
 from oper8d.limits import LimitExceeded
 from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache
 from oper8d.template.failures import passes_through, render_failure, template_line
 from oper8d.template.values import copy_result
+from oper8d.yamlio import check_structure
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,8 +141,20 @@ class TextTemplate:
             raise render_failure(exc, SourcePos(self.file, line or 0), where) from exc
 
     def render(self, context: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """The objects the template renders to, empty documents dropped; the caller owns them."""
-        return self._documents.parse(self.render_text(context))
+        """The objects the template renders to, empty documents dropped; the caller owns them.
+        Their structure is bounded (``yamlio.check_structure``: depth, alias expansion)."""
+        text = self.render_text(context)
+        documents = self._documents.parse(text)
+        limits = getattr(self._template.environment, "limits", None)
+        if limits is not None:
+            try:
+                check_structure(documents, limits, written=len(text))
+            except LimitExceeded as exc:
+                raise ConfigError(
+                    f"{exc} (in the rendered text; run `oper8d render` to see it)",
+                    pos=SourcePos(self.file),
+                ) from None
+        return documents
 
 
 def _budget(template: Template) -> Any:
