@@ -49,6 +49,7 @@ from oper8d.errors import (
     VerificationError,
 )
 from oper8d.kinds import ref_of
+from oper8d.limits import LimitExceeded
 from oper8d.logs import component_context, mark_secret, propagate_context
 from oper8d.template import Expr
 
@@ -264,6 +265,11 @@ class Rollout:
                 f"{type(items).__name__}",
                 pos=fe.items.pos,
             )
+        limit = fe.items.limits.for_each_items
+        if len(items) > limit:
+            detail = f"forEach.items of component '{comp.name}' has {len(items)} items"
+            hit = LimitExceeded("for_each_items", f"{detail} (at most {limit})")
+            raise ConfigError(str(hit), pos=fe.items.pos)
         out: list[tuple[str, dict[str, Any]]] = []
         seen: set[str] = set()
         for index, item in enumerate(items):

@@ -20,7 +20,7 @@ from jinja2 import Template
 from jinja2.runtime import Context
 
 from oper8d.errors import ConfigError, SourcePos
-from oper8d.limits import LimitExceeded
+from oper8d.limits import LimitExceeded, Limits
 from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache
 from oper8d.template.failures import passes_through, render_failure, template_line
 from oper8d.template.values import copy_result
@@ -94,6 +94,13 @@ class Expr:
     compiled: CompiledString | None = field(default=None, repr=False)
     constant: Any = field(default=None, repr=False)
     globals: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def limits(self) -> Limits:
+        """The limits of the engine that compiled this expression (defaults for a constant)."""
+        env = self.compiled.template.environment if self.compiled is not None else None
+        limits = getattr(env, "limits", None)
+        return limits if isinstance(limits, Limits) else Limits()
 
     def evaluate(self, context: Mapping[str, Any]) -> Any:
         """The expression's value; a ``ConfigError`` at ``pos`` when it fails."""
