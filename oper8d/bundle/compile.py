@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -341,6 +342,27 @@ class _Compiler:
             if tmpl is None:
                 return None
             kinds = _literal_kinds(_text_documents(text))
+        for declared in node.child("kinds").items():
+            pair = (declared.get("apiVersion"), declared.get("kind"))
+            if pair not in kinds:
+                kinds.append(pair)
+        if not kinds:
+            self._problem(
+                f"resource '{node.get('name')}' computes its apiVersion and kind in a template: "
+                "declare the kinds it may render with `kinds: [{apiVersion: ..., kind: ...}]`",
+                node.pos,
+            )
+            return None
+        namespace = None
+        if obj is not None:
+            namespace = _literal_namespace(node.child("object").value, node.pos)
+        if node.has("namespace"):
+            declared_ns = node.child("namespace")
+            namespace = self._guard(
+                self.templates.template_string, declared_ns.value, declared_ns.pos
+            )
+            if namespace is None:
+                return None
         return ResourceSpec(
             name=node.get("name"),
             pos=node.pos,
@@ -349,6 +371,7 @@ class _Compiler:
             method=node.get("method", "apply"),
             ready=tuple(self._rules(node.child("readyWhen"), component_level=False)),
             kinds=tuple(kinds),
+            namespace=namespace,
         )
 
     def _rules(self, node: _Node, *, component_level: bool) -> list[ReadyRule]:
@@ -581,6 +604,15 @@ def _text_documents(text: str) -> list[dict[str, str]]:
         fields = {m[1]: m[2].strip("'\"") for m in _TOP_LINE.finditer(part)}
         docs.append(fields)
     return docs
+
+
+def _literal_namespace(obj: Any, pos: SourcePos) -> Expr | None:
+    """An inline object's namespace written literally: the author declared it."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    value = meta.get("namespace") if isinstance(meta, dict) else None
+    if isinstance(value, str) and value and "{" not in value:
+        return Expr(json.dumps(value), pos, constant=value)
+    return None
 
 
 def _literal_kinds(objects: list[Any]) -> list[tuple[str, str]]:

@@ -74,9 +74,12 @@ class ResourceSpec:
     template: TextTemplate | None = None
     method: DeployMethod = "apply"
     ready: tuple[ReadyRule, ...] = ()  # empty: builtin
-    #: (apiVersion, kind) pairs this resource can render, when they are written literally;
-    #: the runtime starts informers for them before the first reconcile
+    #: (apiVersion, kind) pairs this resource may render: those written literally and those
+    #: declared in ``kinds:``; anything else is refused before apply (``engine.declared``).
+    #: The runtime starts informers for them before the first reconcile
     kinds: tuple[tuple[str, str], ...] = ()
+    #: the namespace its objects live in when not the CR's (``namespace:``, a template string)
+    namespace: Expr | None = None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from jinja2.exceptions import UndefinedError
 from oper8d.bundle.model import ComponentSpec, HookSpec, ReadyRule, ResourceSpec
 from oper8d.cluster.base import Obj
 from oper8d.dag import Graph, RunResult, run_concurrent, run_serial
+from oper8d.engine.declared import check_identity, check_shape
 from oper8d.engine.deploy import DeployManager, component_of
 from oper8d.engine.patch import (
     TemporaryPatchRef,
@@ -48,7 +49,7 @@ from oper8d.errors import (
     RolloutError,
     VerificationError,
 )
-from oper8d.kinds import ref_of
+from oper8d.kinds import CLUSTER_SCOPED_KINDS, ref_of
 from oper8d.limits import LimitExceeded
 from oper8d.logs import component_context, mark_secret, propagate_context
 from oper8d.template import Expr
@@ -245,6 +246,7 @@ class Rollout:
                 for internal, obj in self._render_resource(res, instance, ctx):
                     obj = self._patch(comp, res, obj, internal, ctx)
                     mark_secret(obj)  # a patch may have added values
+                    self._check_declared(obj, res, internal, ctx)
                     result.objects[internal] = (obj, res.method, res.ready)
         with self._lock:
             self.components[comp.name] = result
@@ -295,13 +297,13 @@ class Rollout:
     ) -> list[tuple[str, Obj]]:
         if res.object is not None:
             obj = res.object.render(ctx)
-            _check_object(obj, res, instance)
+            check_shape(obj, res, f"{instance}.{res.name}")
             mark_secret(obj)  # before anything can log it
             return [(f"{instance}.{res.name}", obj)]
         assert res.template is not None
         docs = res.template.render(ctx)
         for doc in docs:
-            _check_object(doc, res, instance)
+            check_shape(doc, res, f"{instance}.{res.name}")
             mark_secret(doc)
         if len(docs) == 1:
             return [(f"{instance}.{res.name}", docs[0])]
@@ -315,6 +317,25 @@ class Rollout:
             )
             for kind, d in zip(kinds, docs, strict=True)
         ]
+
+    def _check_declared(
+        self, obj: Obj, res: ResourceSpec, internal: str, ctx: dict[str, Any]
+    ) -> None:
+        """Refuse an object the resource does not declare; put a namespaced object without a
+        namespace into the resource's declared namespace (the deployer gives others the CR's)."""
+        namespace = self.deployer.cr_namespace
+        if res.namespace is not None:
+            namespace = res.namespace.evaluate(ctx)
+            if not isinstance(namespace, str) or not namespace:
+                raise ConfigError(
+                    f"the namespace of resource '{internal}' rendered to {namespace!r}, not a "
+                    "namespace name",
+                    pos=res.namespace.pos,
+                )
+            meta = obj["metadata"]
+            if not meta.get("namespace") and obj["kind"] not in CLUSTER_SCOPED_KINDS:
+                meta["namespace"] = namespace
+        check_identity(obj, res, internal, namespace)
 
     def _patch(
         self, comp: ComponentSpec, res: ResourceSpec, obj: Obj, internal: str, ctx: dict[str, Any]
@@ -452,6 +473,7 @@ class Rollout:
         applied: dict[str, Obj] = {}
         for res in hook.resources:
             for internal, obj in self._render_resource(res, f"hook-{hook.name}", ctx):
+                self._check_declared(obj, res, internal, ctx)
                 prepared = self.deployer.prepare(obj, internal, f"hook-{hook.name}")
                 self.deployer.apply(prepared, res.method)
                 self.session.record(internal, prepared)
@@ -473,25 +495,6 @@ def holds(expr: Expr, context: dict[str, Any]) -> bool:
         if isinstance(err.__cause__, UndefinedError):
             return False
         raise
-
-
-def _check_object(obj: Any, res: ResourceSpec, instance: str) -> None:
-    if not isinstance(obj, dict):
-        raise ConfigError(
-            f"resource '{instance}.{res.name}' must render to a mapping, got {type(obj).__name__}",
-            pos=res.pos,
-        )
-    missing = [k for k in ("apiVersion", "kind") if not obj.get(k)]
-    name = (
-        (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
-    )
-    if not name:
-        missing.append("metadata.name")
-    if missing:
-        raise ConfigError(
-            f"resource '{instance}.{res.name}' renders an object without {', '.join(missing)}",
-            pos=res.pos,
-        )
 
 
 def _is_fatal(err: BaseException) -> bool:

@@ -23,6 +23,7 @@ from oper8d.errors import ConfigError, SourcePos
 from oper8d.limits import LimitExceeded, Limits
 from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache
 from oper8d.template.failures import passes_through, render_failure, template_line
+from oper8d.template.slots import SLOTS_VAR, Slots, fill_text
 from oper8d.template.values import copy_result
 from oper8d.yamlio import check_structure
 
@@ -118,9 +119,11 @@ class TextTemplate:
         template: Template,
         source: str,
         references: frozenset[str],
+        nonce: str,
         cache_size: int = DEFAULT_CACHE_SIZE,
     ) -> None:
         self.file = file
+        self._nonce = nonce
         self.references = references
         self._template = template
         self._lines = source.splitlines()
@@ -130,13 +133,42 @@ class TextTemplate:
         return f"TextTemplate({self.file!r})"
 
     def render_text(self, context: Mapping[str, Any]) -> str:
-        """The rendered text (what ``oper8d render`` can show before it is parsed)."""
+        """The rendered text as the template prints it, values in place (for showing it;
+        never parsed: see ``slots``)."""
+        return fill_text(*self.render_tokens(context))
+
+    def render(self, context: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The objects the template renders to, empty documents dropped; the caller owns them.
+        Printed values are scalars of the template's structure, never structure (``slots``).
+        The text and its values together are bounded by ``renderedBytes``, the parsed
+        documents' depth and alias expansion by ``yamlio.check_structure``."""
+        text, slots = self.render_tokens(context)
+        template = self._template
+        limits = getattr(template.environment, "limits", None)
+        if limits is None:
+            return self._documents.parse(text, slots)
+        try:
+            written = len(text) + check_rendered_size(template, slots.values, start=len(text))
+            documents = self._documents.parse(text, slots)
+            check_structure(documents, limits, written=written)
+        except LimitExceeded as exc:
+            raise ConfigError(
+                f"{exc} (in the rendered text; run `oper8d render` to see it)",
+                pos=SourcePos(self.file),
+            ) from None
+        return documents
+
+    def render_tokens(self, context: Mapping[str, Any]) -> tuple[str, Slots]:
+        """The rendered text with a token where each value was printed, and the values."""
+        slots = Slots(self._nonce)
         template = self._template
         try:
             try:
                 with _budget(template):
-                    chunks = template.root_render_func(template.new_context(context))
-                    return _joined(template, chunks)
+                    chunks = template.root_render_func(
+                        template.new_context({**context, SLOTS_VAR: slots})
+                    )
+                    return _joined(template, chunks), slots
             except Exception:
                 # what Template.render does: template lines in the traceback (template_line)
                 template.environment.handle_exception()
@@ -146,22 +178,6 @@ class TextTemplate:
             line = template_line(exc, self.file)
             where = self._lines[line - 1] if line and line <= len(self._lines) else self.file
             raise render_failure(exc, SourcePos(self.file, line or 0), where) from exc
-
-    def render(self, context: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """The objects the template renders to, empty documents dropped; the caller owns them.
-        Their structure is bounded (``yamlio.check_structure``: depth, alias expansion)."""
-        text = self.render_text(context)
-        documents = self._documents.parse(text)
-        limits = getattr(self._template.environment, "limits", None)
-        if limits is not None:
-            try:
-                check_structure(documents, limits, written=len(text))
-            except LimitExceeded as exc:
-                raise ConfigError(
-                    f"{exc} (in the rendered text; run `oper8d render` to see it)",
-                    pos=SourcePos(self.file),
-                ) from None
-        return documents
 
 
 def _budget(template: Template) -> Any:
@@ -190,13 +206,14 @@ def _joined(template: Template, chunks: Iterator[str]) -> str:
     return "".join(parts)
 
 
-def check_rendered_size(template: Template, value: Any) -> None:
-    """Fail when the strings in ``value`` (an expression's result) add up past
+def check_rendered_size(template: Template, value: Any, start: int = 0) -> int:
+    """The size of ``value`` (an expression's result, a text template's printed values):
+    its strings' characters plus one per item. Fails when ``start`` plus that passes
     ``renderedBytes``; counted iteratively, stopping at the limit."""
     limit = _rendered_limit(template)
     if limit is None:
-        return
-    size = 0
+        return 0
+    size = start
     stack = [value]
     while stack:
         item = stack.pop()
@@ -213,6 +230,7 @@ def check_rendered_size(template: Template, value: Any) -> None:
             size += 1
         if size > limit:
             raise _too_large(limit)
+    return size - start
 
 
 def _too_large(limit: int) -> LimitExceeded:

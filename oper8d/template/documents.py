@@ -1,10 +1,12 @@
 """Parsing the rendered text of a text template into Kubernetes objects.
 
-Used by ``TextTemplate.render``. Parsing is the one YAML parse left on the reconcile
-path (libyaml: ~340 µs per Deployment-sized document, ten times the render itself), so
-each text template keeps a small LRU of parses keyed by the sha256 of the rendered text:
-an unchanged render (the common case between reconciles) skips the parse. Parses are
-stored marshalled, and every call returns freshly built objects the caller may mutate.
+Used by ``TextTemplate.render``. The text holds tokens where the template printed values;
+``slots.SlotLoader`` parses the structure and puts the values back as scalars. Parsing is
+the one YAML parse left on the reconcile path (libyaml: ~340 µs per Deployment-sized
+document, ten times the render itself), so each text template keeps a small LRU of parses
+keyed by the sha256 of the rendered text and its values: an unchanged render (the common
+case between reconciles) skips the parse. Parses are stored marshalled, and every call
+returns freshly built objects the caller may mutate.
 """
 
 from __future__ import annotations
@@ -19,23 +21,10 @@ import yaml
 
 from oper8d.errors import ConfigError, SourcePos
 from oper8d.template.failures import excerpt
-
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+from oper8d.template.slots import SlotLoader, Slots, fill_text
 
 #: rendered texts remembered per text template (one per CR that renders it differently)
 DEFAULT_CACHE_SIZE = 128
-
-
-class _KubernetesLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """The safe loader without YAML 1.1 timestamps: ``2024-01-01`` stays a string, as
-    Kubernetes (JSON) and Helm see it, instead of becoming a ``datetime``."""
-
-
-_KubernetesLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
-    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
-}
 
 
 class DocumentCache:
@@ -48,16 +37,21 @@ class DocumentCache:
         # the runtime may reconcile several CRs at once; OrderedDict moves are not atomic
         self._lock = threading.Lock()
 
-    def parse(self, text: str) -> list[dict[str, Any]]:
-        """The non-empty documents of ``text``, each a mapping."""
-        key = hashlib.sha256(text.encode("utf-8")).digest()
+    def parse(self, text: str, slots: Slots) -> list[dict[str, Any]]:
+        """The non-empty documents of ``text``, each a mapping, ``slots`` filled in."""
+        digest = hashlib.sha256(text.encode("utf-8"))
+        try:
+            digest.update(marshal.dumps(slots.values))
+        except ValueError:  # a value marshal cannot hold: correct, just not cached
+            return self._load(text, slots)
+        key = digest.digest()
         with self._lock:
             blob = self._parsed.get(key)
             if blob is not None:
                 self._parsed.move_to_end(key)
         if blob is not None:
             return marshal.loads(blob)  # type: ignore[no-any-return]
-        documents = self._load(text)
+        documents = self._load(text, slots)
         try:
             blob = marshal.dumps(documents)
         except ValueError:  # an explicit !!timestamp or similar: correct, just not cached
@@ -68,10 +62,14 @@ class DocumentCache:
                 self._parsed.popitem(last=False)
         return documents
 
-    def _load(self, text: str) -> list[dict[str, Any]]:
+    def _load(self, text: str, slots: Slots) -> list[dict[str, Any]]:
         documents: list[dict[str, Any]] = []
+        loader = SlotLoader(text, slots)
         try:
-            for index, document in enumerate(yaml.load_all(text, Loader=_KubernetesLoader), 1):
+            index = 0
+            while loader.check_data():
+                index += 1
+                document = loader.get_data()
                 if document is None:
                     continue  # empty document, e.g. a disabled {% if %} between '---'
                 if not isinstance(document, dict):
@@ -83,17 +81,20 @@ class DocumentCache:
                     )
                 documents.append(document)
         except yaml.YAMLError as exc:
-            raise self._yaml_error(exc, text) from exc
+            raise self._yaml_error(exc, text, slots) from exc
+        finally:
+            loader.dispose()
         return documents
 
-    def _yaml_error(self, exc: yaml.YAMLError, text: str) -> ConfigError:
+    def _yaml_error(self, exc: yaml.YAMLError, text: str, slots: Slots) -> ConfigError:
         # positions are in the rendered text, not the template: quote the lines instead
+        # (line numbers count the text as parsed, with one line per printed value)
         lines = text.splitlines()
 
         def at(mark: Any) -> str:
             if mark is None:
                 return ""
-            line_text = lines[mark.line].strip() if mark.line < len(lines) else ""
+            line_text = fill_text(lines[mark.line], slots).strip() if mark.line < len(lines) else ""
             quoted = f": {excerpt(line_text)!r}" if line_text else " (end of text)"
             return f" at line {mark.line + 1} of the rendered text{quoted}"
 

@@ -11,7 +11,9 @@ The environment is ``LimitedSandbox`` (``sandbox.py``): Jinja's
 template cannot alter what the next one reads) plus the time, loop and size limits of the
 bundle's :class:`~oper8d.limits.Limits`, with
 ``StrictUndefined`` (a missing name or attribute is an error, never an empty string),
-autoescape off (the output is YAML, not HTML) and ``keep_trailing_newline``. It has no
+autoescape off (the output is YAML, not HTML) and ``keep_trailing_newline``. Text templates
+compile in an overlay of it whose printed values become scalars, never YAML structure
+(``slots.py``: a CR value cannot add an object, a key or a document). It has no
 loader: ``include``, ``import`` and ``extends`` are rejected at load time. A template nested
 deeper than ``nestingDepth`` is rejected at load time too.
 
@@ -27,7 +29,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from jinja2 import StrictUndefined, Template, nodes
+from jinja2 import Environment, StrictUndefined, Template, nodes
 from jinja2.exceptions import TemplateSyntaxError
 from jinja2.lexer import describe_token
 from jinja2.parser import Parser
@@ -40,6 +42,7 @@ from oper8d.template.failures import compile_problem, syntax_problem
 from oper8d.template.filters import template_filters
 from oper8d.template.names import truncate_name
 from oper8d.template.sandbox import LimitedSandbox, guard_loops
+from oper8d.template.slots import finalize, new_nonce, trusted_filters
 from oper8d.template.tree import Path, TreeTemplate, is_templated
 
 _T = TypeVar("_T")
@@ -67,8 +70,15 @@ class TemplateEngine:
             keep_trailing_newline=True,
         )
         env.filters.update(template_filters())  # our `indent` replaces Jinja's (Helm's rule)
+        env.guard_filters()
         env.globals["truncate_name"] = truncate_name
         self._env = env
+        # text templates print values as tokens (``slots``): Markup marks template-made
+        # text (macros, set blocks, trusted filters), everything else is a value
+        text_env = env.overlay(autoescape=True, finalize=finalize)
+        text_env.filters = trusted_filters(env.filters)
+        self._text_env = text_env
+        self._nonce = new_nonce()
         # source -> (native, live() references, template) of what compiled without error;
         # a source that fails is compiled again at each occurrence, to report each position
         self._strings: dict[str, tuple[bool, frozenset[str], Template]] = {}
@@ -100,6 +110,18 @@ class TemplateEngine:
             compiled = self._compile_bare_expression(source, pos)
         return Expr(source, pos, compiled.references, compiled=compiled, globals=self._env.globals)
 
+    def template_string(self, source: Any, pos: SourcePos) -> Expr:
+        """Compile a string that is text unless it holds ``{{ }}`` (``monitoring``, or
+        ``{{ config.namespace }}``), unlike :meth:`expression`, where bare text is code."""
+        if not isinstance(source, str):
+            raise BundleError(
+                Problem(f"expected a string, got {type(source).__name__}", pos)
+            )
+        if not is_templated(source):
+            return Expr(json.dumps(source), pos, constant=source)
+        compiled = self._compile_string(source, pos)
+        return Expr(source, pos, compiled.references, compiled=compiled, globals=self._env.globals)
+
     def tree(
         self,
         value: Any,
@@ -117,11 +139,13 @@ class TemplateEngine:
             return syntax_problem(exc, SourcePos(file, exc.lineno or 0), None)
 
         ast = self._parse(
-            lambda: self._env.parse(source, name=file, filename=file), problem, SourcePos(file)
+            lambda: self._text_env.parse(source, name=file, filename=file),
+            problem,
+            SourcePos(file),
         )
         self._reject_file_statements(ast, lambda node: SourcePos(file, node.lineno))
-        template = self._template(ast, problem, SourcePos(file), file)
-        return TextTemplate(file, template, source, live_references(ast))
+        template = self._template(ast, problem, SourcePos(file), file, self._text_env)
+        return TextTemplate(file, template, source, live_references(ast), self._nonce)
 
     # -- compilation ----------------------------------------------------------------------
 
@@ -190,15 +214,17 @@ class TemplateEngine:
         problem: Callable[[TemplateSyntaxError], Problem],
         pos: SourcePos,
         file: str | None = None,
+        env: Environment | None = None,
     ) -> Template:
         """A template object for ``ast``; ``file`` names its traceback frames (see
         ``failures.template_line``). Code generation finds unknown filters and tests."""
+        env = env or self._env
         guard_loops(ast)
-        code = self._parse(lambda: self._env.compile(ast, name=file, filename=file), problem, pos)
+        code = self._parse(lambda: env.compile(ast, name=file, filename=file), problem, pos)
         # The environment's own globals dict rather than the ChainMap from_string builds:
         # a context is created per rendered string, and copying a ChainMap's keys into the
         # context doubled the cost of rendering an inline object.
-        return self._env.template_class.from_code(self._env, code, self._env.globals, None)
+        return env.template_class.from_code(env, code, env.globals, None)
 
     def _parse(
         self,

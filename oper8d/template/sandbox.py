@@ -123,9 +123,15 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
         self._budget: ContextVar[Budget | None] = ContextVar(f"budget-{id(self)}", default=None)
         if "lipsum" in self.globals:
             self.globals["lipsum"] = _checked_lipsum(self, self.globals["lipsum"])
-        for name in ("format", "center", "indent", "replace", "join", "slice", "wordwrap"):
-            if name in self.filters:
-                self.filters[name] = _checked_filter(self, name, self.filters[name])
+        self.guard_filters()
+
+    def guard_filters(self) -> None:
+        """Check the arguments of the filters that take a width or build text; call again
+        after replacing filters (the engine replaces ``indent`` with Helm's)."""
+        for name in ("format", "center", "indent", "nindent", "replace", "join", "slice"):
+            original = self.filters.get(name)
+            if original is not None and not getattr(original, "oper8d_checked", False):
+                self.filters[name] = _checked_filter(self, name, original)
 
     # -- budgets ----------------------------------------------------------------------------
 
@@ -312,10 +318,10 @@ def _checked_filter(
         ints = [abs(v) for v in (*args, *kwargs.values()) if _is_int(v)]
         if name == "format" and isinstance(value, str):
             env._check_percent(value, args)
-        elif name in ("center", "indent", "wordwrap"):
+        elif name in ("center", "indent", "nindent"):
             for width in ints:
                 env.check_string_size(width, f"the {name} filter with a width of {width}")
-            if name == "indent" and isinstance(value, str) and ints:
+            if name in ("indent", "nindent") and isinstance(value, str) and ints:
                 env.check_string_size(len(value) + (value.count("\n") + 1) * max(ints), name)
         elif name == "replace" and len(args) >= 2:
             env.check_string_size(_replaced_size(value, args[0], args[1]), "the replace filter")
@@ -343,6 +349,7 @@ def _checked_filter(
     for attr in ("jinja_pass_arg",):
         if hasattr(original, attr):
             setattr(wrapper, attr, getattr(original, attr))
+    wrapper.oper8d_checked = True  # type: ignore[attr-defined]
     wrapper.__name__ = getattr(original, "__name__", name)
     wrapper.__doc__ = original.__doc__
     return wrapper

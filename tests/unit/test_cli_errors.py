@@ -81,8 +81,15 @@ BROKEN_BUNDLES: dict[str, tuple[str, dict[str, str], bool]] = {
         {},
         False,
     ),
-    "text-template-not-yaml": (*_text_template("kind: [\n"), False),
-    "text-template-not-an-object": (*_text_template("- just\n- a list\n"), False),
+    "text-template-not-yaml": (
+        *_text_template("apiVersion: v1\nkind: ConfigMap\ndata: [\n"),
+        False,
+    ),
+    "text-template-not-an-object": (
+        *_text_template("apiVersion: v1\nkind: ConfigMap\n---\n- just\n- a list\n"),
+        False,
+    ),
+    "text-template-computed-kind": (*_text_template("apiVersion: v1\nkind: {{ k }}\n"), True),
     "for-each-not-a-list": (
         "components:\n"
         + configmap("a").replace("    resources:", "    forEach: {items: spec}\n    resources:", 1),

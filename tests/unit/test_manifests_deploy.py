@@ -298,16 +298,15 @@ def test_rewriting_a_folder_removes_files_of_objects_no_longer_generated(tmp_pat
     assert names == {*listed, "kustomization.yaml", "README.md"}
 
 
-def test_notes_about_uncovered_kinds_are_printed_on_stderr(tmp_path: Path) -> None:
+def test_a_kind_computed_by_a_template_must_be_declared(tmp_path: Path) -> None:
     bundle = shutil.copytree(WEBAPP, tmp_path / "webapp")
     text = (bundle / "operator.yaml").read_text()
     (bundle / "operator.yaml").write_text(
         text.replace("kind: HorizontalPodAutoscaler", "kind: \"{{ 'HorizontalPodAutoscaler' }}\"")
     )
     result = run(bundle)
-    assert result.exit_code == 0, result.output
-    assert "note: operator.yaml:" in result.stderr and "'hpa'" in result.stderr
-    assert "# note: operator.yaml:" in result.stdout
+    assert result.exit_code == 1
+    assert "operator.yaml:" in result.stderr and "declare the kinds" in result.stderr
 
 
 @pytest.mark.parametrize(

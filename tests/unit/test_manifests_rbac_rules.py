@@ -209,7 +209,7 @@ def test_hook_resources_are_granted_like_component_resources(tmp_path: Path) -> 
     assert required_permissions(bundle).verbs("batch", "jobs") == DEPLOYED
 
 
-def test_a_templated_kind_is_reported_and_can_be_granted_with_extra_kinds(
+def test_a_templated_kind_is_granted_from_the_kinds_the_resource_declares(
     tmp_path: Path,
 ) -> None:
     controller = """\
@@ -217,6 +217,7 @@ def test_a_templated_kind_is_reported_and_can_be_granted_with_extra_kinds(
           - name: c
             resources:
               - name: thing
+                kinds: [{apiVersion: batch/v1, kind: CronJob}]
                 object:
                   apiVersion: "{{ spec.api }}"
                   kind: "{{ spec.kind }}"
@@ -224,11 +225,8 @@ def test_a_templated_kind_is_reported_and_can_be_granted_with_extra_kinds(
         """
     bundle = build(tmp_path / "b", controller)
     plain = required_permissions(bundle)
-    assert any("'thing'" in n and "--extra-kind" in n for n in plain.notes), plain.notes
-    extra = required_permissions(bundle, extra_kinds=[("batch/v1", "CronJob")])
-    # no informer watches a kind named only at render time
-    assert extra.verbs("batch", "cronjobs") == ("get", "list", "create", "patch", "delete")
-    assert plain.verbs("batch", "cronjobs") == ()
+    assert not plain.notes
+    assert "create" in plain.verbs("batch", "cronjobs")
 
 
 def test_a_text_template_with_one_computed_document_is_reported(tmp_path: Path) -> None:

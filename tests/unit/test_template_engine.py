@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
 
 from oper8d.errors import BundleError, ConfigError, PreconditionError, SourcePos
-from oper8d.template import Expr, TemplateEngine, TextTemplate, TreeTemplate
+from oper8d.template import Expr, TemplateEngine, TextTemplate, TreeTemplate, documents
 
 POS = SourcePos("operator.yaml", 12, 9)
 TEMPLATE_FILE = "templates/extras.yaml"
@@ -379,17 +378,23 @@ def test_text_template_renders_return_objects_the_caller_may_mutate(
     assert len(second) == 2
 
 
+def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The rendered texts parsed from now on (the parse cache's misses)."""
+    parses: list[str] = []
+
+    class CountingLoader(documents.SlotLoader):
+        def __init__(self, text: str, slots: Any) -> None:
+            parses.append(text)
+            super().__init__(text, slots)
+
+    monkeypatch.setattr(documents, "SlotLoader", CountingLoader)
+    return parses
+
+
 def test_an_unchanged_render_is_not_parsed_again(
     engine: TemplateEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    parses: list[str] = []
-    real_load_all = yaml.load_all
-
-    def counting_load_all(text: str, **kwargs: Any) -> Any:
-        parses.append(text)
-        return real_load_all(text, **kwargs)
-
-    monkeypatch.setattr(yaml, "load_all", counting_load_all)
+    parses = count_parses(monkeypatch)
     template = engine.text("replicas: {{ spec.replicas }}\n", TEMPLATE_FILE)
     template.render(context())
     template.render(context())
@@ -401,11 +406,7 @@ def test_an_unchanged_render_is_not_parsed_again(
 def test_the_parse_cache_is_bounded_and_owned_by_each_template(
     engine: TemplateEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    parses: list[str] = []
-    real_load_all = yaml.load_all
-    monkeypatch.setattr(
-        yaml, "load_all", lambda text, **kw: parses.append(text) or real_load_all(text, **kw)
-    )
+    parses = count_parses(monkeypatch)
     source = "n: {{ n }}\n"
     one, other = engine.text(source, TEMPLATE_FILE), engine.text(source, TEMPLATE_FILE)
     one.render({"n": 1})
@@ -431,12 +432,12 @@ def test_a_document_that_is_not_a_mapping_is_a_config_error_naming_file_and_docu
 def test_rendered_text_that_is_not_yaml_is_a_config_error_quoting_the_line(
     engine: TemplateEngine,
 ) -> None:
-    template = engine.text("a: 1\nb: {{ value }}\n", TEMPLATE_FILE)
+    template = engine.text("a: 1\nb: [unclosed, {{ value }}\n", TEMPLATE_FILE)
     with pytest.raises(ConfigError) as info:
-        template.render({"value": "[unclosed"})
+        template.render({"value": "x"})
     assert info.value.pos == SourcePos(TEMPLATE_FILE)
     assert "not valid YAML" in info.value.message
-    assert "b: [unclosed" in info.value.message
+    assert "b: [unclosed, x" in info.value.message
 
 
 def test_an_undefined_variable_in_a_text_template_names_file_and_line(

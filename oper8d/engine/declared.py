@@ -1,0 +1,89 @@
+"""Rendered objects against the bundle's declaration: checked before anything is applied.
+
+The bundle author is trusted, the CR author is not. Whatever a CR holds, the rollout
+applies only objects the bundle declared:
+
+- every rendered object is a mapping with a string ``apiVersion`` and ``kind`` and a
+  ``metadata.name`` that is a non-empty string (:func:`check_shape`, right after render);
+- its (apiVersion, kind) is one the resource declares: written literally in the inline
+  object or text template, or listed in the resource's ``kinds:``;
+- a namespaced object lives in the CR's namespace, or in the namespace the resource
+  declares with ``namespace:``; a cluster-scoped kind has no namespace
+  (:func:`check_identity`, after patches, so a patch cannot move an object either).
+
+Used by ``engine.rollout`` for components and hooks. A failure is a ``ConfigError`` at the
+resource's position naming the object; the component applies nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oper8d.bundle.model import ResourceSpec
+from oper8d.errors import ConfigError
+from oper8d.kinds import CLUSTER_SCOPED_KINDS
+
+__all__ = ["check_identity", "check_shape"]
+
+
+def check_shape(obj: Any, res: ResourceSpec, internal: str) -> None:
+    """``obj`` is a Kubernetes object at all: a mapping with string apiVersion, kind, name."""
+    where = f"resource '{internal}'"
+    if not isinstance(obj, dict):
+        raise ConfigError(
+            f"{where} must render to a mapping, got {type(obj).__name__}", pos=res.pos
+        )
+    meta = obj.get("metadata")
+    fields = {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata.name": meta.get("name") if isinstance(meta, dict) else None,
+    }
+    missing = [key for key, value in fields.items() if not value and value != 0]
+    wrong = [
+        f"{key} is a {type(value).__name__}, not a string"
+        for key, value in fields.items()
+        if key not in missing and not isinstance(value, str)
+    ]
+    if meta is not None and not isinstance(meta, dict):
+        wrong.append(f"metadata is a {type(meta).__name__}, not a mapping")
+    namespace = meta.get("namespace") if isinstance(meta, dict) else None
+    if namespace is not None and not isinstance(namespace, str):
+        wrong.append(f"metadata.namespace is a {type(namespace).__name__}, not a string")
+    if missing:
+        wrong.insert(0, f"it has no {', '.join(missing)}")
+    if wrong:
+        raise ConfigError(
+            f"{where} renders an object that Kubernetes cannot take: {'; '.join(wrong)}",
+            pos=res.pos,
+        )
+
+
+def check_identity(
+    obj: dict[str, Any], res: ResourceSpec, internal: str, namespace: str | None
+) -> None:
+    """``obj`` is of a kind ``res`` declares and in the namespace it may use: the CR's, or
+    ``namespace`` when the resource declares one (evaluated by the caller)."""
+    check_shape(obj, res, internal)
+    api_version, kind = obj["apiVersion"], obj["kind"]
+    name = obj["metadata"]["name"]
+    if (api_version, kind) not in res.kinds:
+        declared = ", ".join(f"{a} {k}" for a, k in res.kinds) or "none"
+        raise ConfigError(
+            f"resource '{internal}' rendered {api_version} {kind} '{name}', a kind it does not "
+            f"declare (declared: {declared}); list every kind a template may render under "
+            "the resource's `kinds:`",
+            pos=res.pos,
+        )
+    if kind in CLUSTER_SCOPED_KINDS:
+        return
+    rendered = obj["metadata"].get("namespace")
+    if rendered and rendered != namespace:
+        allowed = f"'{namespace}'" if namespace else "the CR's (it has none)"
+        which = "the namespace it declares" if res.namespace is not None else "the CR's namespace"
+        raise ConfigError(
+            f"resource '{internal}' rendered {kind} '{name}' in namespace '{rendered}'; its "
+            f"objects must be in {which}, {allowed} (declare another with the resource's "
+            "`namespace:`)",
+            pos=res.pos,
+        )

@@ -1,0 +1,281 @@
+"""Values land in text templates as scalars: the YAML structure comes from the template only.
+
+A Helm-style text template is text, so a value printed into it (``storage: {{ x }}``) could
+carry YAML of its own: a newline and ``---`` start a new object, ``: `` adds a key, ``&``/``*``
+anchors and aliases, ``!`` tags. The CR author, who is not trusted, controls such values.
+oper8d therefore never lets a printed value reach the YAML parser:
+
+1. While the template renders, every ``{{ ... }}`` output goes through :func:`finalize`, which
+   records the value in the render's :class:`Slots` and prints a *token* instead: a word of
+   letters and digits, with a nonce chosen per process, that is a plain scalar in every
+   YAML context.
+2. The rendered text, tokens in place of values, is parsed. Its structure (documents, keys,
+   lists) is therefore the template's own, whatever the values hold.
+3. Each parsed scalar holding tokens gets its values back (:class:`SlotLoader`):
+
+   - a token that is a whole plain scalar (``replicas: {{ n }}``) takes the value itself: a
+     number, boolean, null, list or mapping keeps its type; a string is typed the way YAML
+     types a plain scalar (``"3"`` -> ``3``, ``"true"`` -> ``true``) when it is one line, as
+     Helm output would be, and stays a string otherwise;
+   - a token inside a longer or quoted scalar (``name: app-{{ x }}``, ``"{{ x }}"``) is
+     replaced by ``str(value)``: the result is a string, escapes in the value are not read;
+   - in a ``|`` or ``>`` block scalar the values are put back into the block's text and the
+     block alone is read again, so ``{{ conf | indent(4) }}`` keeps YAML's block semantics;
+     a value whose lines would end the block is an error.
+
+Structure that a template means to print comes from trusted filters, whose output is
+:class:`YamlText` and printed as is: ``to_yaml``, ``to_json`` (the data serialised, so a
+value can never leave its own subtree), ``quote``/``squote``, and ``indent``/``nindent``
+of those. Macro bodies, ``{% set %}`` blocks and ``caller()`` are template text and print
+as they render (their own values are tokens already). ``| safe`` is not available.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import yaml
+from jinja2 import pass_context
+from jinja2.runtime import Context
+from markupsafe import Markup
+
+#: the context variable holding the render's Slots
+SLOTS_VAR = "__oper8d_slots__"
+
+#: filters whose output is structure the template means to print
+STRUCTURE_FILTERS = ("to_yaml", "toYaml", "to_json", "toJson", "quote", "squote")
+#: filters that keep their input's trust (indenting structure keeps it structure)
+PRESERVING_FILTERS = ("indent", "nindent")
+
+
+#: values that land as themselves; anything else lands as the text Jinja would print
+_DATA_TYPES = (str, int, float, bool, type(None), dict, list)
+
+
+class YamlText(Markup):
+    """Text a trusted filter produced: printed into a text template as it is."""
+
+    __slots__ = ()
+
+
+class Slots:
+    """The values one render printed, in order; the token of value ``i`` names ``i``."""
+
+    def __init__(self, nonce: str) -> None:
+        self.nonce = nonce
+        self.values: list[Any] = []
+
+    def token(self, value: Any) -> str:
+        self.values.append(value)
+        return f"{self.nonce}{len(self.values) - 1}z"
+
+
+def new_nonce() -> str:
+    """A per-engine token prefix: letters first (a plain scalar), then random hex."""
+    return f"oper8dslot{secrets.token_hex(6)}n"
+
+
+@pass_context
+def finalize(context: Context, value: Any) -> Any:
+    """Jinja's ``finalize`` for text templates: values become tokens, trusted text stays."""
+    if isinstance(value, Markup):
+        return value
+    slots = context.get(SLOTS_VAR)
+    if not isinstance(slots, Slots):  # rendered outside TextTemplate.render: plain output
+        return value
+    if not isinstance(value, _DATA_TYPES):
+        value = str(value)  # as Jinja prints it; an Undefined raises its error here
+    return Markup(slots.token(value))
+
+
+def trusted_filters(filters: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    """``filters`` for text templates: structure filters return :class:`YamlText`,
+    ``indent``/``nindent`` keep it, and ``safe`` is removed (it would print a value raw)."""
+    out = dict(filters)
+    for name in STRUCTURE_FILTERS:
+        if name in out:
+            out[name] = _marking(out[name])
+    for name in PRESERVING_FILTERS:
+        if name in out:
+            out[name] = _preserving(out[name])
+    out.pop("safe", None)
+    return out
+
+
+def _marking(function: Callable[..., Any]) -> Callable[..., Any]:
+    def trusted(value: Any, *args: Any, **kwargs: Any) -> YamlText:
+        return YamlText(function(value, *args, **kwargs))
+
+    trusted.__name__ = getattr(function, "__name__", "filter")
+    return trusted
+
+
+def _preserving(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``indent``/``nindent``: of trusted text, trusted text; of a value, the newline and
+    padding in front stay layout (``conf: |{{ x | nindent(4) }}``) and the rest is a value."""
+
+    @pass_context
+    def keeping(context: Context, value: Any, *args: Any, **kwargs: Any) -> Any:
+        result = function(value, *args, **kwargs)
+        if isinstance(value, Markup):
+            return YamlText(result)
+        slots = context.get(SLOTS_VAR)
+        if not isinstance(slots, Slots):
+            return result
+        text = str(result)
+        rest = text.lstrip("\n ")
+        return YamlText(text[: len(text) - len(rest)] + slots.token(rest))
+
+    keeping.__name__ = getattr(function, "__name__", "filter")
+    return keeping
+
+
+def fill_text(text: str, slots: Slots) -> str:
+    """``text`` with every token replaced by ``str(value)``: what the template would have
+    printed without slots (for showing rendered text, never for parsing)."""
+    if not slots.values:
+        return text
+    pattern = _token_pattern(slots.nonce)
+    return pattern.sub(lambda m: _text_of(slots.values[int(m.group(1))]), text)
+
+
+def _token_pattern(nonce: str) -> re.Pattern[str]:
+    return re.compile(re.escape(nonce) + r"(\d+)z")
+
+
+def _text_of(value: Any) -> str:
+    return str(value)
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+
+
+class KubernetesLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """The safe loader without YAML 1.1 timestamps: ``2024-01-01`` stays a string, as
+    Kubernetes (JSON) and Helm see it, instead of becoming a ``datetime``. Duplicate keys
+    in a mapping are an error, as the API server's strict field validation has it."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+        mapping = super().construct_mapping(node, deep=deep)
+        if len(mapping) != len(node.value):
+            self._check_duplicates(node)
+        return mapping  # type: ignore[no-any-return]
+
+    def _check_duplicates(self, node: Any) -> None:
+        seen: set[Any] = set()
+        for key_node, _value in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                return  # ``<<`` merges overwrite keys on purpose
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+                seen.add(key)
+            except TypeError:
+                return  # an unhashable key: the constructor reports it
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"found the key {key!r} twice",
+                    key_node.start_mark,
+                )
+
+
+def _not_json(loader: KubernetesLoader, node: Any) -> Any:
+    raise yaml.constructor.ConstructorError(
+        None, None, f"the tag {node.tag!r} has no JSON form: a Kubernetes object cannot hold it",
+        node.start_mark,
+    )
+
+
+# tags the safe loader knows that build Python values JSON cannot carry (sets, bytes, ...)
+for _tag in ("set", "omap", "pairs", "binary", "timestamp"):
+    KubernetesLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _not_json)
+
+KubernetesLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
+    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+}
+
+
+class SlotLoader(KubernetesLoader):
+    """Parses rendered text whose values are tokens, putting each value back as a scalar."""
+
+    def __init__(self, text: str, slots: Slots) -> None:
+        super().__init__(text)
+        self._text = text
+        self._slots = slots
+        self._pattern = _token_pattern(slots.nonce)
+
+    def construct_yaml_str(self, node: Any) -> Any:
+        value = self.construct_scalar(node)
+        if self._slots.nonce not in value:
+            return value
+        return self._filled(node, value)
+
+    def _filled(self, node: Any, value: str) -> Any:
+        style = node.style
+        if style in ("|", ">"):
+            return self._block(node)
+        whole = self._pattern.fullmatch(value)
+        if whole is not None and not style:  # plain (libyaml says "", PyYAML None)
+            return self._typed(self._slots.values[int(whole.group(1))])
+        return self._pattern.sub(lambda m: _text_of(self._slots.values[int(m.group(1))]), value)
+
+    def _typed(self, value: Any) -> Any:
+        """A whole plain scalar: the value, typed as YAML would type its one-line text."""
+        if not isinstance(value, str):
+            return _copy(value)
+        if "\n" in value or value != value.strip() or not value:
+            return value
+        tag = self.resolve(yaml.ScalarNode, value, (True, False))
+        if tag in (_STR_TAG, _TIMESTAMP_TAG):
+            return value
+        try:
+            return self.yaml_constructors[tag](self, yaml.ScalarNode(tag, value))
+        except (ValueError, yaml.YAMLError):
+            return value
+
+    def _block(self, node: Any) -> str:
+        """A block scalar holding tokens: its text with the values put back, read again alone."""
+        start, end = node.start_mark.index, node.end_mark.index
+        header_end = self._text.find("\n", start)
+        if header_end < 0 or header_end >= end:
+            header_end = end
+        header = self._text[start:header_end]
+        body = self._text[header_end:end]
+        filled = self._pattern.sub(
+            lambda m: _text_of(self._slots.values[int(m.group(1))]), body
+        )
+        # the lines keep their columns, all right of the parent key's: a block under ``v``
+        source = f"v: {header}{filled}"
+        try:
+            parsed = yaml.load(source, Loader=KubernetesLoader)
+        except yaml.YAMLError:
+            parsed = None
+        whole = isinstance(parsed, dict) and list(parsed) == ["v"]
+        if not (whole and isinstance(parsed["v"], str)):
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                "a value printed into this block scalar would end the block (a line of it is "
+                "indented less than the block's); indent it (`| indent(n)`) or use `to_yaml`",
+                node.start_mark,
+            )
+        return parsed["v"]
+
+
+SlotLoader.add_constructor(_STR_TAG, SlotLoader.construct_yaml_str)
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value

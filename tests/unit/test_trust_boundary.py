@@ -1,0 +1,230 @@
+"""A CR author cannot make the operator apply more than the bundle declares.
+
+Values printed into text templates land as scalars (``template.slots``), and every rendered
+object is checked against the resource's declared kinds and namespace before anything of
+its component is applied (``engine.declared``).
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bundles import write_bundle
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from oper8d.bundle import load_bundle
+from oper8d.errors import BundleError
+from oper8d.testing import load_cr, run_offline
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "operators"
+STATEFUL = EXAMPLES / "stateful"
+STATEFUL_CR = STATEFUL / "samples" / "notes.yaml"
+
+#: what an attacker with only "create CR" rights wrote into the stateful example's storage
+INJECTION = (
+    "1Gi\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\n"
+    "metadata: {name: pwned}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole,"
+    " name: cluster-admin}\nsubjects: [{kind: ServiceAccount, name: default, namespace: default}]"
+    "\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: stolen, namespace: kube-system}\n"
+)
+
+
+def identity(obj: dict[str, Any]) -> tuple[str, str, str | None, str]:
+    meta = obj["metadata"]
+    return obj["apiVersion"], obj["kind"], meta.get("namespace"), meta["name"]
+
+
+def shape(value: Any) -> Any:
+    """The key structure of a value: mappings' keys and lists' lengths, scalars as one."""
+    if isinstance(value, dict):
+        return {k: shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shape(v) for v in value]
+    return "scalar"
+
+
+def from_text_templates(run: Any) -> dict[tuple[str, str, str | None, str], dict[str, Any]]:
+    """The applied objects the stateful example renders from its text template."""
+    return {
+        identity(obj): obj
+        for name, obj in run.applied.items()
+        if name.startswith("database.manifests")
+    }
+
+
+def stateful_cr(**spec: Any) -> dict[str, Any]:
+    cr = load_cr(STATEFUL_CR)
+    cr = copy.deepcopy(cr)
+    database = dict(cr["spec"].get("database") or {})
+    for key in ("storage", "image"):
+        if key in spec:
+            database[key] = spec.pop(key)
+    cr["spec"] = {**cr["spec"], **spec, "database": database}
+    return cr
+
+
+@pytest.fixture(scope="module")
+def benign() -> dict[tuple[str, str, str | None, str], dict[str, Any]]:
+    return from_text_templates(run_offline(STATEFUL, stateful_cr()))
+
+
+def test_injected_documents_in_a_cr_value_are_one_scalar_and_apply_nothing_else(
+    benign: dict[tuple[str, str, str | None, str], dict[str, Any]],
+) -> None:
+    run = run_offline(STATEFUL, stateful_cr(storage=INJECTION))
+    applied = {identity(o) for o in run.applied.values()}
+    assert not any(kind in ("ClusterRoleBinding",) for _a, kind, _n, _m in applied)
+    assert not any(ns == "kube-system" for _a, _k, ns, _m in applied)
+    objects = from_text_templates(run)
+    assert set(objects) == set(benign)
+    statefulset = next(o for o in objects.values() if o["kind"] == "StatefulSet")
+    claim = statefulset["spec"]["volumeClaimTemplates"][0]
+    assert claim["spec"]["resources"]["requests"]["storage"] == INJECTION
+
+
+@settings(
+    max_examples=40,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    storage=st.text(max_size=60),
+    image=st.text(max_size=60),
+    version=st.text(max_size=30),
+)
+def test_any_string_in_any_cr_field_keeps_the_text_templates_structure(
+    storage: str, image: str, version: str
+) -> None:
+    benign_run = run_offline(STATEFUL, stateful_cr())
+    expected = from_text_templates(benign_run)
+    run = run_offline(STATEFUL, stateful_cr(storage=storage, image=image, version=version))
+    objects = from_text_templates(run)
+    # a value the engine refuses (the schema, an invalid name) may stop the rollout; what
+    # it applied is still only what the bundle declares, shaped as the template is
+    assert set(objects) <= set(expected)
+    for key, obj in objects.items():
+        assert shape(obj) == shape(expected[key])
+
+
+def test_a_document_of_a_kind_the_resource_does_not_declare_is_refused(tmp_path: Path) -> None:
+    bundle = write_bundle(
+        tmp_path / "b",
+        "components:\n"
+        "  - name: extras\n"
+        "    resources:\n"
+        "      - name: docs\n"
+        "        template: templates/extras.yaml\n",
+        files={
+            "templates/extras.yaml": (
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n"
+                "{% if spec.more is defined %}apiVersion: v1\nkind: {{ spec.more }}\n"
+                "metadata: {name: b}{% endif %}\n"
+            )
+        },
+    )
+    run = run_offline(bundle, demo_cr(more="Secret"))
+    assert run.fatal_error is not None
+    assert "rendered v1 Secret 'b', a kind it does not declare" in run.fatal_error.message
+    assert not [o for o in run.applied.values() if o["kind"] in ("ConfigMap", "Secret")]
+    assert run.condition("Ready")["status"] == "False"
+
+
+def test_a_computed_kind_must_be_declared_and_then_is_allowed(tmp_path: Path) -> None:
+    controller = (
+        "components:\n"
+        "  - name: extras\n"
+        "    resources:\n"
+        "      - name: thing\n"
+        "{declare}"
+        "        object:\n"
+        "          apiVersion: v1\n"
+        "          kind: \"{{ spec.kind }}\"\n"
+        "          metadata: {name: x}\n"
+    )
+    with pytest.raises(BundleError, match="declare the kinds it may render"):
+        load_bundle(write_bundle(tmp_path / "a", controller.replace("{declare}", "")))
+    declared = write_bundle(
+        tmp_path / "b",
+        controller.replace("{declare}", "        kinds: [{apiVersion: v1, kind: ConfigMap}]\n"),
+    )
+    ok = run_offline(declared, demo_cr(kind="ConfigMap"))
+    assert ok.fatal_error is None
+    refused = run_offline(declared, demo_cr(kind="ServiceAccount"))
+    assert refused.fatal_error is not None
+    assert "a kind it does not declare (declared: v1 ConfigMap)" in refused.fatal_error.message
+
+
+def test_a_cr_value_cannot_move_an_object_to_another_namespace(tmp_path: Path) -> None:
+    bundle = write_bundle(
+        tmp_path / "b",
+        "components:\n"
+        "  - name: a\n"
+        "    resources:\n"
+        "      - name: cm\n"
+        "        object:\n"
+        "          apiVersion: v1\n"
+        "          kind: ConfigMap\n"
+        "          metadata: {name: x, namespace: \"{{ spec.ns }}\"}\n",
+    )
+    run = run_offline(bundle, demo_cr(ns="kube-system"))
+    assert run.fatal_error is not None
+    assert "in namespace 'kube-system'" in run.fatal_error.message
+    assert not run.cluster.list("v1", "ConfigMap", namespace="kube-system")
+    same = run_offline(bundle, demo_cr(ns="default"))
+    assert same.fatal_error is None
+
+
+def test_a_declared_namespace_is_where_the_objects_go(tmp_path: Path) -> None:
+    bundle = write_bundle(
+        tmp_path / "b",
+        "components:\n"
+        "  - name: a\n"
+        "    resources:\n"
+        "      - name: cm\n"
+        "        namespace: monitoring\n"
+        "        object:\n"
+        "          apiVersion: v1\n"
+        "          kind: ConfigMap\n"
+        "          metadata: {name: x}\n",
+    )
+    run = run_offline(bundle, demo_cr())
+    assert run.fatal_error is None
+    assert [identity(o) for o in run.applied.values() if o["kind"] == "ConfigMap"] == [
+        ("v1", "ConfigMap", "monitoring", "x")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "value", "message"),
+    [
+        ("metadata: {name: '{{ spec.v }}'}", ["a", "b"], "metadata.name is a list, not a string"),
+        ("metadata: {name: '{{ spec.v }}'}", {"a": "b"}, "metadata.name is a dict, not a string"),
+        ("metadata: {name: x, namespace: '{{ spec.v }}'}", 7, "metadata.namespace is a int"),
+    ],
+)
+def test_an_object_whose_identity_is_not_a_string_is_a_clean_error(
+    tmp_path: Path, line: str, value: Any, message: str
+) -> None:
+    bundle = write_bundle(
+        tmp_path / "b",
+        "components:\n  - name: a\n    resources:\n      - name: cm\n"
+        f"        object: {{apiVersion: v1, kind: ConfigMap, {line}}}\n",
+    )
+    run = run_offline(bundle, demo_cr(v=value))
+    assert run.fatal_error is not None
+    assert message in run.fatal_error.message
+    assert not [o for o in run.applied.values() if o["kind"] == "ConfigMap"]
+
+
+def demo_cr(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "demo.oper8d.io/v1alpha1",
+        "kind": "Demo",
+        "metadata": {"name": "demo", "namespace": "default"},
+        "spec": spec,
+    }
