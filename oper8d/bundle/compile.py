@@ -141,7 +141,8 @@ class _Compiler:
         self.problems.extend(self.schemas.validate(doc, "operator"))
         controllers = doc.data.get("controllers") if isinstance(doc.data, dict) else None
         for i, c in enumerate(controllers if isinstance(controllers, list) else []):
-            if isinstance(c, dict) and isinstance((c.get("resource") or {}).get("schema"), dict):
+            resource = c.get("resource") if isinstance(c, dict) else None
+            if isinstance(resource, dict) and isinstance(resource.get("schema"), dict):
                 path = ("controllers", i, "resource", "schema")
                 self.problems.extend(check_spec_schema(doc, path))
         if self.problems:

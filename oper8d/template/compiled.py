@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jinja2 import Template
+from jinja2 import Template, Undefined
 from jinja2.runtime import Context
 
 from oper8d.errors import ConfigError, SourcePos
@@ -226,11 +226,21 @@ def check_rendered_size(template: Template, value: Any, start: int = 0) -> int:
         elif isinstance(item, list | tuple):
             size += len(item)
             stack.extend(item)
+        elif not isinstance(item, (*_DATA, Undefined, Iterator, range)):
+            # a template object (``self``, a macro, ``namespace()``, a function) is not
+            # data: it must not reach an object, a status field or the YAML writer
+            raise TypeError(
+                f"the value holds a {type(item).__name__}, which is not data (strings, "
+                "numbers, booleans, null, lists and mappings)"
+            )
         else:
             size += 1
         if size > limit:
             raise _too_large(limit)
     return size - start
+
+
+_DATA = (str, int, float, bool, type(None))
 
 
 def _too_large(limit: int) -> LimitExceeded:
