@@ -36,7 +36,17 @@ _CR_TYPE = click.Path(exists=True, dir_okay=False)
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(version=__version__, prog_name="oper8d")
-def main() -> None:
+@click.option(
+    "--limit",
+    "limits",
+    multiple=True,
+    metavar="NAME=VALUE",
+    envvar="OPER8D_LIMIT",
+    help="Raise a resource limit, e.g. --limit templateSeconds=30 --limit crBytes=3Mi "
+    "(repeatable; also OPER8D_LIMIT, space-separated). See docs/security.md.",
+)
+@click.pass_context
+def main(ctx: click.Context, limits: tuple[str, ...]) -> None:
     """oper8d: Kubernetes operators written as YAML bundles.
 
     BUNDLE is a folder with an operator.yaml (see docs/bundle-format.md).
@@ -49,6 +59,12 @@ def main() -> None:
       oper8d run      examples/operators/stateful --dry-run \\
                       --cr examples/operators/stateful/samples/notes.yaml
     """
+    from oper8d.limits import Limits, parse_limit_overrides
+
+    try:
+        ctx.obj = parse_limit_overrides(limits, Limits())
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--limit") from None
 
 
 @main.command()
