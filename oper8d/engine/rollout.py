@@ -243,11 +243,20 @@ class Rollout:
             return result
         for instance, ctx in self._instances(comp, base):
             for res in comp.resources:
-                for internal, obj in self._render_resource(res, instance, ctx):
-                    obj = self._patch(comp, res, obj, internal, ctx)
-                    mark_secret(obj)  # a patch may have added values
-                    self._check_declared(obj, res, internal, ctx)
-                    result.objects[internal] = (obj, res.method, res.ready)
+                try:
+                    for internal, obj in self._render_resource(res, instance, ctx):
+                        obj = self._patch(comp, res, obj, internal, ctx)
+                        mark_secret(obj)  # a patch may have added values
+                        self._check_declared(obj, res, internal, ctx)
+                        result.objects[internal] = (obj, res.method, res.ready)
+                except ReconcileError:
+                    raise
+                except Exception as err:  # a bug: say where, so it can be reported and fixed
+                    raise RolloutError(
+                        f"resource '{instance}.{res.name}' of component '{comp.name}': "
+                        f"internal error while rendering: {type(err).__name__}: {err}",
+                        pos=res.pos,
+                    ) from err
         with self._lock:
             self.components[comp.name] = result
         return result
