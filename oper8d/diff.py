@@ -13,7 +13,9 @@ owns that the render no longer produces are deletions, as the reconciler's prune
 Both sides are normalised (:func:`normalise`), written as YAML with sorted keys and compared
 with ``difflib``: one unified diff per object, ``live/<name>`` against ``merged/<name>``
 (``/dev/null`` for a new or deleted object), named as kubectl names them
-(``apps.v1.Deployment.<namespace>.<name>``). Secret values are masked as kubectl masks them.
+(``apps.v1.Deployment.<namespace>.<name>``). Secret values are masked as kubectl masks them,
+and values from Secrets (the render's, and those of the live Secrets the CR owns) are masked
+as whole values wherever else they appear, on both sides (``oper8d.redaction``).
 
 Not modelled (the render cannot know them): ``random_string()`` values the operator keeps
 in its generated Secret, ``lookup()`` of objects the bundle does not create, and
@@ -31,12 +33,12 @@ from typing import Any, Literal, Protocol
 from oper8d import yamlio
 from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.cluster.admission import sorted_keys
-from oper8d.cluster.base import ClusterReader, Obj
+from oper8d.cluster.base import ClusterReader
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.cluster.simulate import DefaultSimulator
 from oper8d.engine.config import CONFIG_DEFAULTS_ANNOTATION
 from oper8d.engine.deploy import (
-    OWNER_LABEL,
+    HASH_ANNOTATION,
     component_of,
     identity,
     inventory_of,
@@ -45,7 +47,9 @@ from oper8d.engine.deploy import (
 )
 from oper8d.errors import ClusterError
 from oper8d.kinds import CLUSTER_SCOPED_KINDS, ref_of
+from oper8d.objects import OWNER_LABEL, Obj
 from oper8d.offline import EPOCH, OfflineRun, controller_for, reconcile_offline
+from oper8d.redaction import SensitiveValues, redact_strings, secret_values
 
 __all__ = [
     "DiffCluster",
@@ -128,21 +132,53 @@ def normalise(obj: Obj) -> Obj:
 
 
 def mask_secret_data(live: Obj | None, merged: Obj | None) -> tuple[Obj | None, Obj | None]:
-    """For a v1 Secret, every ``data`` value replaced by ``***``; a key whose value differs
-    shows ``*** (before)`` / ``*** (after)``, so the diff says *that* it changed without
-    printing it (the server folds ``stringData`` into ``data``). Other kinds pass as they are."""
+    """For a v1 Secret, every ``data`` (and ``stringData``) value replaced by ``***``; a key
+    whose value differs shows ``*** (before)`` / ``*** (after)``, so the diff says *that* it
+    changed without printing it (the server folds ``stringData`` into ``data``). Its
+    ``oper8d.io/applied-hash``, a digest of the values, is masked too. Other kinds pass as
+    they are."""
     sample = merged if merged is not None else live
     if sample is None or (sample.get("apiVersion"), sample.get("kind")) != ("v1", "Secret"):
         return live, merged
-    old, new = (dict((o or {}).get("data") or {}) for o in (live, merged))
-    changed = {k for k in old.keys() & new.keys() if old[k] != new[k]}
 
-    def masked(obj: Obj | None, data: dict[str, Any], suffix: str) -> Obj | None:
-        if obj is None or "data" not in obj:
-            return obj
-        return {**obj, "data": {k: f"{MASK} ({suffix})" if k in changed else MASK for k in data}}
+    def masked(obj: Obj | None, suffix: str) -> Obj | None:
+        if obj is None:
+            return None
+        out = dict(obj)
+        for field in ("data", "stringData"):
+            old, new = (dict((o or {}).get(field) or {}) for o in (live, merged))
+            changed = {k for k in old.keys() & new.keys() if old[k] != new[k]}
+            if field in obj:
+                values = obj.get(field) or {}
+                out[field] = {k: f"{MASK} ({suffix})" if k in changed else MASK for k in values}
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        if HASH_ANNOTATION in annotations:
+            annotations = {**annotations, HASH_ANNOTATION: MASK}
+            out["metadata"] = {**obj["metadata"], "annotations": annotations}
+        return out
 
-    return masked(live, old, "before"), masked(merged, new, "after")
+    return masked(live, "before"), masked(merged, "after")
+
+
+def _changes_kept(raw_before: Any, raw_after: Any, before: Any, after: Any) -> tuple[Any, Any]:
+    """Masked ``before``/``after``, where a string that changed but masks to the same text
+    on both sides gets `` (before)``/`` (after)``: a masked change still shows."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        b, a = dict(before), dict(after)
+        for key in before.keys() & after.keys():
+            b[key], a[key] = _changes_kept(
+                raw_before.get(key), raw_after.get(key), before[key], after[key]
+            )
+        return b, a
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        pairs = [
+            _changes_kept(rb, ra, b, a)
+            for rb, ra, b, a in zip(raw_before, raw_after, before, after, strict=True)
+        ]
+        return [b for b, _ in pairs], [a for _, a in pairs]
+    if isinstance(before, str) and before == after and raw_before != raw_after:
+        return f"{before} (before)", f"{after} (after)"
+    return before, after
 
 
 def diff_name(obj: Obj) -> str:
@@ -168,9 +204,12 @@ def unified_diff(live: Obj | None, merged: Obj | None, name: str) -> str:
     )
 
 
-def compare(live: Obj | None, merged: Obj | None) -> ObjectDiff:
+def compare(
+    live: Obj | None, merged: Obj | None, sensitive: SensitiveValues | None = None
+) -> ObjectDiff:
     """The diff of a live object (None: it does not exist) and what the server would store
-    (None: it would be deleted), both normalised and Secret values masked."""
+    (None: it would be deleted), both normalised, Secret values masked and, in any kind,
+    the ``sensitive`` values masked where they stand as whole values."""
     sample = merged if merged is not None else live
     if sample is None:
         raise ValueError("compare() needs at least one object")
@@ -179,6 +218,9 @@ def compare(live: Obj | None, merged: Obj | None) -> ObjectDiff:
         normalise(live) if live is not None else None,
         normalise(merged) if merged is not None else None,
     )
+    if sensitive:
+        masked = [redact_strings(o, sensitive) for o in (before, after)]
+        before, after = _changes_kept(before, after, masked[0], masked[1])
     text = unified_diff(before, after, name)
     action: Action | None = None
     if live is None:
@@ -272,11 +314,16 @@ def diff_cr(
                 "changes nothing while it is",
             )
         )
+    sensitive = run.sensitive
+    if live_uid:  # values of the live Secrets the CR owns (the operator's generated one too)
+        for secret in cluster.list("v1", "Secret", ns, label_selector=f"{OWNER_LABEL}={live_uid}"):
+            for value in secret_values(secret):
+                sensitive.add(value)
     warnings: list[str] = []
     if not run.stable:
         warnings.append(
-            f"the render of {where} did not complete ({_why_incomplete(run)}): objects of "
-            "components that were not reached are not compared"
+            f"the render of {where} did not complete ({run.redact(_why_incomplete(run))}): "
+            "objects of components that were not reached are not compared"
         )
     objects = list(run.applied.values())
     if live_uid is None:
@@ -290,25 +337,33 @@ def diff_cr(
     errors: list[str] = []
     for obj in objects:
         try:
-            diffs.append(diff_object(cluster, obj, field_manager=bundle.name))
+            diffs.append(
+                diff_object(cluster, obj, field_manager=bundle.name, sensitive=sensitive)
+            )
         except ClusterError as err:
             if err.status is None:  # the cluster is unreachable: every request would fail
                 raise
-            errors.append(f"{ref_of(obj)}: {err.message}")
+            errors.append(f"{ref_of(obj)}: {sensitive.redact(err.message)}")
     if live_cr is not None and live_uid:
         rendered = {object_key(o) for o in objects}
         kinds = set(inventory_of(live_cr)) | {kind_key(o) for o in objects}
         for obj in _unrendered_owned(cluster, controller, run, live_uid, ns, kinds, rendered):
-            diffs.append(compare(obj, None))
+            diffs.append(compare(obj, None, sensitive))
     return DiffReport(tuple(diffs), tuple(errors), tuple(warnings))
 
 
-def diff_object(cluster: DiffCluster, wanted: Obj, *, field_manager: str) -> ObjectDiff:
+def diff_object(
+    cluster: DiffCluster,
+    wanted: Obj,
+    *,
+    field_manager: str,
+    sensitive: SensitiveValues | None = None,
+) -> ObjectDiff:
     """The live object against the server's dry-run apply of ``wanted``."""
     api_version, kind, name, namespace = identity(wanted)
     live = cluster.get(api_version, kind, name, namespace)
     merged = cluster.dry_run_apply(wanted, field_manager=field_manager, force=True)
-    return compare(live, merged)
+    return compare(live, merged, sensitive)
 
 
 def _config_defaults(cluster: DiffCluster, cr: Obj) -> list[Obj]:

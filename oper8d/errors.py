@@ -71,7 +71,7 @@ class BundleError(Oper8dError):
 class ReconcileError(Oper8dError):
     """Base of errors raised while reconciling a CR."""
 
-    #: the ``Ready`` / ``Updating`` reasons this error maps to (see engine.status)
+    #: True: the component fails and the rollout stops; False (``ExpectedError``): it waits
     fatal: bool = True
 
     def __init__(self, message: str, *, pos: SourcePos | None = None, field: str | None = None):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 #: built-in kinds that live outside namespaces (everything else is namespaced)
 CLUSTER_SCOPED_KINDS = frozenset(
     {
@@ -35,7 +37,7 @@ def group_of(api_version: str) -> str:
     return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
 
 
-def ref_of(obj: dict) -> str:
+def ref_of(obj: dict[str, Any]) -> str:
     """``Kind ns/name`` (or ``Kind name``) for messages."""
     meta = obj.get("metadata") or {}
     ns = meta.get("namespace")

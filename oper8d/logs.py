@@ -7,10 +7,13 @@ the CR (``namespace/name``) and the component onto every record, and the formatt
 them: ``[cr=ns/name rid=ab12cd34 component=app]`` in text, ``reconcile_id``/``cr``/
 ``component`` fields in JSON (one object a line).
 
-Redaction: the rollout registers the values of every Secret it renders (:func:`mark_secret`)
-and any other value it holds sensitive (:func:`mark_sensitive`) with the current reconcile;
-the filter replaces them with ``***`` in each message and traceback, and the event recorder
-passes its notes through :func:`redact`. The set lives as long as the reconcile.
+Redaction (the rules are in ``oper8d.redaction``): each reconcile has one set of sensitive
+values, :class:`SensitiveValues`. Values are registered where they enter the reconcile: the
+rollout marks every Secret it renders (:func:`mark_secret`), the session marks
+``random_string()`` values and the Secrets ``lookup()``/``live()`` return, and anything else
+held sensitive goes through :func:`mark_sensitive`. The filter masks them, as whole values,
+in each message and traceback; Event notes and CR status messages go through
+:func:`redact`. The set lives as long as the reconcile.
 
 The context is kept in ``contextvars``: each thread starts empty, so work handed to a thread
 pool inside a reconcile goes through :func:`propagate_context`. The two ``ContextVar`` objects
@@ -19,20 +22,24 @@ are module-level because Python requires it; their values are per reconcile.
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import contextvars
 import functools
 import json
 import logging
-import re
-import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any, ParamSpec, TypeVar
+
+from oper8d.redaction import (
+    MIN_SENSITIVE_LENGTH,
+    REDACTED,
+    SensitiveValues,
+    redact_strings,
+    secret_values,
+)
 
 __all__ = [
     "MIN_SENSITIVE_LENGTH",
@@ -52,79 +59,11 @@ __all__ = [
     "propagate_context",
     "reconcile_context",
     "redact",
+    "redact_data",
 ]
-
-REDACTED = "***"
-#: Shorter values are not redacted: they would blank out ordinary words and numbers all over
-#: the line while hiding next to nothing. Being longer than ``REDACTED`` also guarantees that
-#: every replacement shortens the text, so redacting until nothing matches terminates.
-MIN_SENSITIVE_LENGTH = 4
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-
-class SensitiveValues:
-    """Strings that must not be shown, with the forms they take in logs (JSON and Python
-    escapes, base64, single lines of multi-line values). Thread-safe: components render on
-    several threads."""
-
-    def __init__(self) -> None:
-        self._values: set[str] = set()
-        self._pattern: re.Pattern[str] | None = None
-        self._lock = threading.Lock()
-
-    def add(self, value: str) -> None:
-        forms = {
-            value,
-            json.dumps(value)[1:-1],
-            json.dumps(value, ensure_ascii=False)[1:-1],
-            repr(value)[1:-1],
-            base64.b64encode(value.encode()).decode(),
-            *(line.strip() for line in value.splitlines()),
-        }
-        with self._lock:
-            new = {f for f in forms if len(f) >= MIN_SENSITIVE_LENGTH} - self._values
-            if new:
-                self._values |= new
-                self._pattern = None  # compiled again on the next redact
-
-    def redact(self, text: str) -> str:
-        """``text`` with every sensitive value, and every overlap of them, replaced by ``***``."""
-        pattern = self._compiled()
-        if pattern is None:
-            return text
-        while True:
-            spans = _merged_spans(pattern, text)
-            if not spans:
-                return text
-            out, last = [], 0
-            for start, end in spans:
-                out += [text[last:start], REDACTED]
-                last = end
-            text = "".join([*out, text[last:]])
-
-    def _compiled(self) -> re.Pattern[str] | None:
-        with self._lock:
-            if self._pattern is None and self._values:
-                # longest first: at each position the alternation reports the longest value;
-                # inside a lookahead so that overlapping occurrences are all found
-                alternatives = sorted(self._values, key=lambda v: (-len(v), v))
-                self._pattern = re.compile(
-                    "(?=(" + "|".join(map(re.escape, alternatives)) + "))", re.DOTALL
-                )
-            return self._pattern
-
-
-def _merged_spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    for match in pattern.finditer(text):
-        start, end = match.span(1)
-        if spans and start <= spans[-1][1]:
-            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
-        else:
-            spans.append((start, end))
-    return spans
 
 
 @dataclass(frozen=True)
@@ -155,10 +94,16 @@ def cr_key(namespace: str | None, name: str) -> str:
 
 
 @contextmanager
-def reconcile_context(reconcile_id: str, cr_key: str) -> Iterator[ReconcileScope]:
+def reconcile_context(
+    reconcile_id: str, cr_key: str, sensitive: SensitiveValues | None = None
+) -> Iterator[ReconcileScope]:
     """Everything logged inside belongs to this reconcile (and no component, until one is
-    entered); its sensitive values are forgotten on exit."""
-    scope = ReconcileScope(reconcile_id, cr_key)
+    entered); its sensitive values are forgotten on exit. ``sensitive`` (default: a new set
+    in which the CR's own name and namespace are public) lets an offline run keep one set
+    over its passes, to mask what it prints afterwards."""
+    if sensitive is None:
+        sensitive = SensitiveValues(public=cr_key.split("/"))
+    scope = ReconcileScope(reconcile_id, cr_key, sensitive)
     reconcile_token = _RECONCILE.set(scope)
     component_token = _COMPONENT.set(None)
     try:
@@ -206,22 +151,21 @@ def mark_sensitive(value: object) -> None:
 def mark_secret(obj: Mapping[str, Any]) -> None:
     """Mark every value of a core ``Secret``'s ``data`` (as sent, base64, and decoded) and
     ``stringData``. Any other object is left alone."""
-    if obj.get("kind") != "Secret" or obj.get("apiVersion") != "v1":
-        return
-    for value in (obj.get("stringData") or {}).values():
+    for value in secret_values(obj):
         mark_sensitive(value)
-    for value in (obj.get("data") or {}).values():
-        mark_sensitive(value)
-        # not base64 of UTF-8 text (binary data, or a value the API server will refuse):
-        # the value as sent is marked, which is what a log could show
-        with contextlib.suppress(ValueError):  # binascii.Error, UnicodeDecodeError, ...
-            mark_sensitive(base64.b64decode(str(value), validate=True).decode())
 
 
 def redact(text: str) -> str:
     """``text`` without the current reconcile's sensitive values (for event notes)."""
     scope = _RECONCILE.get()
     return text if scope is None else scope.sensitive.redact(text)
+
+
+def redact_data(value: Any) -> Any:
+    """``value`` (strings, lists and maps of them) without the current reconcile's
+    sensitive values in any string (for fields a bundle projects into the CR status)."""
+    scope = _RECONCILE.get()
+    return value if scope is None else redact_strings(value, scope.sensitive)
 
 
 class ContextFilter(logging.Filter):

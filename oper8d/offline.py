@@ -7,7 +7,12 @@ until the CR is stable, fails, or a pass limit is reached; :func:`would_delete` 
 the disabled components would remove from a cluster that had them. Used by the CLI
 (``render``, ``run --dry-run``), by ``oper8d.testing`` and by the benchmarks.
 Deterministic: the clock, uids and random strings are derived from the CR, so the same
-input gives byte-identical output.
+input gives byte-identical output. Random strings are not secret: offline values of 12
+characters or more start with ``offline`` (``engine.session.SeededRandoms``).
+
+Each pass runs in a reconcile context (``oper8d.logs``) that shares one set of sensitive
+values over the whole run, :attr:`OfflineRun.sensitive`: what the run prints afterwards
+(errors, the dry run's summary, ``render``) is masked with it.
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ from typing import Any
 from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.bundle.spec_schema import apply_defaults
 from oper8d.clock import FakeClock
-from oper8d.cluster.base import Obj
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.cluster.simulate import DefaultSimulator, Simulator
 from oper8d.engine.config import CONFIG_OVERRIDES_KEY, merge_configs
@@ -31,6 +35,8 @@ from oper8d.engine.reconcile import Reconciler, ReconcileResult, ReconcilerOptio
 from oper8d.engine.rollout import Progress, Rollout
 from oper8d.engine.session import SeededRandoms, Session
 from oper8d.errors import ConfigError, ReconcileError
+from oper8d.logs import SensitiveValues, cr_key, reconcile_context
+from oper8d.objects import Obj
 
 __all__ = [
     "EPOCH",
@@ -62,6 +68,12 @@ class OfflineRun:
     applied: dict[str, Obj]  # internal name -> object as applied, in rollout order
     cluster: MemoryCluster  # the in-memory cluster, to inspect what exists at the end
     stable: bool = False  # ended because the CR became Ready and not Updating
+    #: values from Secrets seen in the run: masked in whatever it prints
+    sensitive: SensitiveValues = dataclasses.field(default_factory=SensitiveValues)
+
+    def redact(self, text: str) -> str:
+        """``text`` without the run's sensitive values (as whole values)."""
+        return self.sensitive.redact(text)
 
     @property
     def ready(self) -> bool:
@@ -190,10 +202,13 @@ def reconcile_offline(
     results: list[ReconcileResult] = []
     applied: dict[str, Obj] = {}
     stable = False
+    key = cr_key(ns, name)
+    sensitive = SensitiveValues(public=key.split("/"))
     for number in range(1, max_reconciles + 1):
         if on_pass is not None:
             on_pass(number, clock.monotonic())
-        result = reconciler.reconcile(ns, name)
+        with reconcile_context(f"pass{number:04d}", key, sensitive):
+            result = reconciler.reconcile(ns, name)
         results.append(result)
         applied = result.applied or applied
         if _stable(result.status or {}):
@@ -207,7 +222,14 @@ def reconcile_offline(
         cluster.tick()
         clock.advance(result.requeue_after or 1.0)
     final = cluster.get(kind.api_version, kind.kind, name, ns) or body
-    return OfflineRun(cr=final, results=results, applied=applied, cluster=cluster, stable=stable)
+    return OfflineRun(
+        cr=final,
+        results=results,
+        applied=applied,
+        cluster=cluster,
+        stable=stable,
+        sensitive=sensitive,
+    )
 
 
 def would_delete(bundle: Bundle, run: OfflineRun) -> list[tuple[str, Obj]]:
@@ -266,6 +288,6 @@ def why_incomplete(run: OfflineRun) -> str | None:
     if run.paused:
         return "the CR is paused (annotation oper8.org/pause-execution): nothing is applied"
     if run.last.error is not None:
-        return str(run.last.error)
+        return run.redact(str(run.last.error))
     ready = run.condition("Ready")
-    return f"{ready.get('reason')}: {ready.get('message')}" if ready else None
+    return run.redact(f"{ready.get('reason')}: {ready.get('message')}") if ready else None

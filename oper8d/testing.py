@@ -48,10 +48,10 @@ from oper8d.bundle.compile import load_bundle
 from oper8d.bundle.loader import load_yaml_text
 from oper8d.bundle.model import Bundle
 from oper8d.clock import FakeClock
-from oper8d.cluster.base import Obj
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.cluster.simulate import DefaultSimulator, Simulator
 from oper8d.errors import ConfigError
+from oper8d.objects import Obj
 from oper8d.offline import EPOCH, OfflineRun, reconcile_offline
 
 __all__ = [

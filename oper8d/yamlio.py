@@ -24,7 +24,7 @@ _Base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _NO_WRAP = 2**31 - 1
 
 
-class _Dumper(_Base):  # type: ignore[misc, valid-type]
+class _Dumper(_Base):  # type: ignore[misc]
     """A private dumper subclass, so our representers never touch PyYAML's global ones."""
 
 

@@ -13,10 +13,10 @@ import difflib
 import itertools
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard, TypeVar
 
 from oper8d.bundle.loader import (
     Document,
@@ -51,6 +51,7 @@ from oper8d.template import Expr, TemplateEngine
 OPERATOR_FILE = "operator.yaml"
 HOOK_PHASES = ("afterDeploy", "afterDeployUnsuccessful", "afterVerify", "afterVerifyUnsuccessful")
 _REF = re.compile(r"^(?P<component>[a-z0-9]([-a-z0-9]*[a-z0-9])?)\.(?P<resource>.+)$")
+_T = TypeVar("_T")
 
 
 class _PositionIndex:
@@ -176,7 +177,7 @@ class _Compiler:
             known = self._position_indexes[id(node.doc)] = (node.doc, _PositionIndex(node.doc))
         return known[1].below(node.path)
 
-    def _guard(self, fn: Any, *args: Any, **kw: Any) -> Any:
+    def _guard(self, fn: Callable[..., _T], *args: Any, **kw: Any) -> _T | None:
         """Run a template compile; collect its BundleError instead of stopping."""
         try:
             return fn(*args, **kw)
@@ -623,10 +624,13 @@ def _literal_kinds(objects: list[Any]) -> list[tuple[str, str]]:
         if not isinstance(obj, dict):
             continue
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
-        literal = all(isinstance(v, str) and v and "{" not in v for v in (api_version, kind))
-        if literal:
+        if _literal(api_version) and _literal(kind):
             out.append((api_version, kind))
     return out
+
+
+def _literal(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and bool(value) and "{" not in value
 
 
 def _suggest(name: str, known: list[str]) -> str:

@@ -143,7 +143,6 @@ class FinalizeSpec:
     #: on CR deletion, delete components in reverse dependency order before
     #: removing the finalizer (owner references would delete them unordered)
     delete_components: bool = True
-    hooks: tuple[HookSpec, ...] = ()
 
 
 @dataclass(frozen=True)

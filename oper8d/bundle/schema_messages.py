@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import difflib
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
 
 from jsonschema.exceptions import ValidationError, best_match
 
@@ -26,15 +26,18 @@ _TYPE_WORDS = {
 _UNITS = {"Length": "characters", "Items": "items", "Properties": "keys"}
 
 
+def error_parts(error: ValidationError) -> tuple[str, Any, Any, Mapping[str, Any]]:
+    """``(keyword, keyword value, instance, schema)`` of a validation error. The stubs allow
+    an unset keyword and a boolean schema; errors of oper8d's schemas always have a keyword
+    and an object schema."""
+    schema = cast(Mapping[str, Any], error.schema)
+    return cast(str, error.validator), error.validator_value, error.instance, schema
+
+
 def value_message(error: ValidationError) -> str | None:
     """A message for a keyword about the value itself (type, enum, bounds, pattern, ...),
     without saying where the value is; None for keywords it does not know."""
-    keyword, value, instance, schema = (
-        error.validator,
-        error.validator_value,
-        error.instance,
-        error.schema,
-    )
+    keyword, value, instance, schema = error_parts(error)
     if keyword == "type":
         hint = _quote_hint(instance, value)
         return f"must be {type_words(as_list(value))} (got {describe(instance)}){hint}"
@@ -76,7 +79,7 @@ def alternatives(error: ValidationError) -> str | list[ValidationError] | None:
     'object' or 'template'"); else the errors of the branch that fits the value's shape (an
     empty list when another keyword already reports the failure); else None.
     """
-    branches = error.validator_value
+    branches: Any = error.validator_value
     instance = error.instance
     exactly = error.validator == "oneOf"
     if all(_only_requires(b) for b in branches):
@@ -91,7 +94,7 @@ def alternatives(error: ValidationError) -> str | list[ValidationError] | None:
         return "matches more than one of the allowed forms; make it match exactly one"
     by_branch: dict[int, list[ValidationError]] = defaultdict(list)
     for sub in error.context:
-        by_branch[sub.relative_schema_path[0]].append(sub)
+        by_branch[cast(int, sub.relative_schema_path[0])].append(sub)
     # a branch "fits" when the value has the right shape for it (no type error at its root)
     fitting = [
         i

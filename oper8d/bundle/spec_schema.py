@@ -24,7 +24,7 @@ import copy
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 import re2
 from jsonschema import Draft4Validator, Draft6Validator, validators
@@ -34,6 +34,7 @@ from referencing.exceptions import Unresolvable
 from oper8d.bundle.schema_messages import (
     alternatives,
     describe,
+    error_parts,
     fmt,
     one_line,
     suggest,
@@ -144,7 +145,7 @@ def _additional_properties(
 
 
 # A class, built once at import like any class statement; it holds no state.
-OpenAPIValidator = validators.extend(
+OpenAPIValidator = validators.extend(  # type: ignore[no-untyped-call]
     Draft4Validator,
     validators={
         **{k: _nullable_guard(fn) for k, fn in Draft4Validator.VALIDATORS.items()},
@@ -184,14 +185,14 @@ def validate_instance(
 
 def _field_problems(error: ValidationError, prefix: str) -> list[tuple[tuple[Any, ...], Problem]]:
     path = tuple(error.absolute_path)
-    keyword, instance, schema = error.validator, error.instance, error.schema
+    keyword, value, instance, schema = error_parts(error)
     if keyword == "required" and isinstance(instance, dict):
         return [
             _at(prefix, (*path, k), "required field is missing")
-            for k in error.validator_value
+            for k in value
             if k not in instance
         ]
-    if keyword == "additionalProperties" and error.validator_value is False:
+    if keyword == "additionalProperties" and value is False:
         known = list(schema.get("properties", {}))
         patterns = list(schema.get("patternProperties", {}))
         return [
@@ -261,7 +262,7 @@ def _schema_of(key: str, schema: Any) -> Mapping[str, Any] | None:
         return None
     properties = schema.get("properties") or {}
     if key in properties:
-        return properties[key]
+        return cast(Mapping[str, Any], properties[key])
     extra = schema.get("additionalProperties")
     return extra if isinstance(extra, Mapping) else None
 

@@ -30,6 +30,7 @@ from oper8d.bundle.loader import Document
 from oper8d.bundle.schema_messages import (
     alternatives,
     either,
+    error_parts,
     fmt,
     one_line,
     suggest,
@@ -69,7 +70,8 @@ def load_schema(name: str) -> dict[str, Any]:
         text = resource.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ValueError(f"oper8d has no schema {filename!r} (it has {SCHEMA_FILES})") from None
-    return json.loads(text)
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
 class SchemaSet:
@@ -151,9 +153,9 @@ def _problems(errors: Any, doc: Document, base: Path) -> list[Problem]:
 
 
 def _explain(error: ValidationError, doc: Document, path: Path) -> list[Problem]:
-    keyword, instance, schema = error.validator, error.instance, error.schema
+    keyword, value, instance, schema = error_parts(error)
     unknown_keys = keyword in ("additionalProperties", "unevaluatedProperties")
-    if unknown_keys and error.validator_value is False and isinstance(instance, dict):
+    if unknown_keys and value is False and isinstance(instance, dict):
         known = list(schema.get("properties", {}))
         patterns = list(schema.get("patternProperties", {}))
         where = _container(schema, instance, path, doc.file, preposition=True)
@@ -166,7 +168,7 @@ def _explain(error: ValidationError, doc: Document, path: Path) -> list[Problem]
         noun = _container(schema, instance, path, doc.file)
         return [
             Problem(f"{noun}: missing required key {k!r}", doc.pos(path))
-            for k in error.validator_value
+            for k in value
             if k not in instance
         ]
     if keyword in ("oneOf", "anyOf"):
@@ -177,7 +179,7 @@ def _explain(error: ValidationError, doc: Document, path: Path) -> list[Problem]
         if found is not None:
             base = path[: len(path) - len(error.absolute_path)]
             return [p for sub in found for p in _explain(sub, doc, (*base, *sub.absolute_path))]
-    if keyword == "minProperties" and schema.get("properties") and error.validator_value == 1:
+    if keyword == "minProperties" and schema.get("properties") and value == 1:
         noun = _container(schema, instance, path, doc.file)
         return [
             Problem(f"{noun}: needs at least one of {either(schema['properties'])}", doc.pos(path))

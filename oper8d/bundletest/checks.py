@@ -23,6 +23,7 @@ from oper8d.bundletest.model import (
 )
 from oper8d.bundletest.values import contains, format_path, same
 from oper8d.errors import Problem
+from oper8d.objects import ObjView
 
 __all__ = [
     "INTERNAL_NAME_ANNOTATION",
@@ -44,9 +45,8 @@ __all__ = [
 
 INTERNAL_NAME_ANNOTATION = "oper8.org/internal-name"
 
-Obj = Mapping[str, Any]
 #: an object and its internal name (None for objects oper8d does not manage, e.g. the CR)
-Named = tuple[str | None, Obj]
+Named = tuple[str | None, ObjView]
 
 _SHOW_LIMIT = 160
 
@@ -57,19 +57,19 @@ def show(value: Any) -> str:
     return text if len(text) <= _SHOW_LIMIT else text[: _SHOW_LIMIT - 3] + "..."
 
 
-def describe(obj: Obj) -> str:
+def describe(obj: ObjView) -> str:
     """``Deployment hello-app``."""
     return f"{obj.get('kind')} {(obj.get('metadata') or {}).get('name')}"
 
 
-def _with_namespace(obj: Obj) -> str:
+def _with_namespace(obj: ObjView) -> str:
     """``Deployment default/hello-app`` (cluster-scoped objects: no namespace)."""
     meta = obj.get("metadata") or {}
     where = f"{meta['namespace']}/" if meta.get("namespace") else ""
     return f"{obj.get('kind')} {where}{meta.get('name')}"
 
 
-def internal_name_of(obj: Obj) -> str | None:
+def internal_name_of(obj: ObjView) -> str | None:
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
     name = annotations.get(INTERNAL_NAME_ANNOTATION)
     return name if isinstance(name, str) else None
@@ -108,7 +108,7 @@ def _listing(objects: Sequence[Named], kind: str | None) -> str:
 
 def select_one(
     selector: Selector, objects: Sequence[Named], *, what: str
-) -> tuple[Obj | None, Problem | None]:
+) -> tuple[ObjView | None, Problem | None]:
     """The one object ``selector`` picks, or the problem saying why there is none."""
     found = matching(selector, objects)
     if len(found) == 1:
@@ -126,7 +126,7 @@ def select_one(
     )
 
 
-def check_fields(obj: Obj, checks: Iterable[FieldCheck], *, subject: str) -> list[Problem]:
+def check_fields(obj: ObjView, checks: Iterable[FieldCheck], *, subject: str) -> list[Problem]:
     """Failures of ``checks`` on ``obj``; ``subject`` names the object in messages."""
     failures: list[Problem] = []
     for check in checks:
@@ -136,7 +136,7 @@ def check_fields(obj: Obj, checks: Iterable[FieldCheck], *, subject: str) -> lis
     return failures
 
 
-def _field_failure(obj: Obj, check: FieldCheck) -> str | None:
+def _field_failure(obj: ObjView, check: FieldCheck) -> str | None:
     found, value, missing = _walk(obj, check.parts)
     if check.op == "absent":
         return None if not found else f"expected no value here, found {show(value)}"
@@ -205,7 +205,7 @@ def check_counts(objects: Sequence[Named], counts: Iterable[CountCheck]) -> list
     return failures
 
 
-def check_conditions(cr: Obj, checks: Iterable[ConditionCheck]) -> list[Problem]:
+def check_conditions(cr: ObjView, checks: Iterable[ConditionCheck]) -> list[Problem]:
     """``rollout.condition``: the final CR has each condition with the given values."""
     conditions = {c.get("type"): c for c in ((cr.get("status") or {}).get("conditions") or []) if c}
     failures: list[Problem] = []
@@ -238,7 +238,7 @@ def check_conditions(cr: Obj, checks: Iterable[ConditionCheck]) -> list[Problem]
     return failures
 
 
-def component_states(cr: Obj) -> dict[str, set[str]]:
+def component_states(cr: ObjView) -> dict[str, set[str]]:
     """status.componentStatus as ``state -> component names`` (see COMPONENT_STATES)."""
     status = (cr.get("status") or {}).get("componentStatus") or {}
     out: dict[str, set[str]] = {}
@@ -251,7 +251,7 @@ def component_states(cr: Obj) -> dict[str, set[str]]:
     return out
 
 
-def check_components(cr: Obj, checks: Iterable[ComponentsCheck]) -> list[Problem]:
+def check_components(cr: ObjView, checks: Iterable[ComponentsCheck]) -> list[Problem]:
     """``rollout.components``: exactly these components are in each state given."""
     states = component_states(cr)
     failures: list[Problem] = []

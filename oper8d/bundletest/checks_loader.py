@@ -19,6 +19,7 @@ from oper8d.bundletest.model import (
     CountCheck,
     ErrorCheck,
     FieldCheck,
+    FieldOp,
     ObjectCheck,
     RenderCheck,
     RolloutCheck,
@@ -157,6 +158,6 @@ class _Builder:
             except ValueError as err:
                 self.problems.append(Problem(f"field path {item['path']!r}: {err}", where))
                 continue
-            op = next(k for k in ("equals", "absent", "contains") if k in item)
+            op: FieldOp = next(k for k in ("equals", "absent", "contains") if k in item)
             out.append(FieldCheck(item["path"], parts, op, item[op], self.doc.pos((*path, i))))
         return tuple(out)

@@ -12,8 +12,8 @@ wraps the readiness simulator to see every write, which is how a test can say an
 from __future__ import annotations
 
 from oper8d.bundle.model import Bundle
-from oper8d.cluster.base import Obj
 from oper8d.cluster.simulate import ClusterView, Simulator
+from oper8d.objects import Obj
 from oper8d.offline import OfflineRun, why_incomplete, would_delete
 from oper8d.render_output import render_stream
 
@@ -23,7 +23,9 @@ __all__ = ["RecordingSimulator", "render_text", "why_incomplete"]
 def render_text(bundle: Bundle, run: OfflineRun) -> str:
     """What ``oper8d render`` prints for ``run`` (a run without a fatal error)."""
     incomplete = None if run.stable else why_incomplete(run)
-    return render_stream(list(run.applied.values()), would_delete(bundle, run), incomplete)
+    return render_stream(
+        list(run.applied.values()), would_delete(bundle, run), incomplete, sensitive=run.sensitive
+    )
 
 
 class RecordingSimulator:

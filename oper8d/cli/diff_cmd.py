@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from oper8d.cli.inputs import (
+    CR_FILE,
     EXIT_INVALID,
     EXIT_USAGE,
+    bundle_argument,
     cr_problems,
     fail,
     load_bundle_or_exit,
@@ -43,12 +45,12 @@ _SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount
 
 
 @click.command(name="diff", short_help="Show what the operator would change in a cluster.")
-@click.argument("bundle", type=click.Path(exists=True), metavar="BUNDLE")
+@bundle_argument
 @click.option(
     "--cr",
     "cr_path",
     required=True,
-    type=click.Path(exists=True, dir_okay=False),
+    type=CR_FILE,
     metavar="FILE",
     help="The CR as you would apply it.",
 )

@@ -25,9 +25,11 @@ if TYPE_CHECKING:
     from oper8d.limits import Limits
 
 __all__ = [
+    "CR_FILE",
     "EXIT_INVALID",
     "EXIT_USAGE",
     "CrInput",
+    "bundle_argument",
     "bundle_dir",
     "cr_problems",
     "current_limits",
@@ -44,6 +46,11 @@ __all__ = [
 EXIT_INVALID = 1
 #: the command cannot run as asked (click uses 2 for usage errors too)
 EXIT_USAGE = 2
+
+#: the BUNDLE argument of every command that reads a bundle
+bundle_argument = click.argument("bundle", type=click.Path(exists=True), metavar="BUNDLE")
+#: an existing file: a CR
+CR_FILE = click.Path(exists=True, dir_okay=False)
 
 
 @dataclass(frozen=True)

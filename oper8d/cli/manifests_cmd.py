@@ -12,7 +12,13 @@ from pathlib import Path
 
 import click
 
-from oper8d.cli.inputs import EXIT_INVALID, bundle_dir, fail, load_bundle_or_exit
+from oper8d.cli.inputs import (
+    EXIT_INVALID,
+    bundle_argument,
+    bundle_dir,
+    fail,
+    load_bundle_or_exit,
+)
 from oper8d.errors import BundleError
 
 #: a namespace name: an RFC 1123 label
@@ -48,7 +54,7 @@ def _extra_kinds(
 
 
 @click.command(short_help="Print or write the manifests that deploy the operator on a cluster.")
-@click.argument("bundle", type=click.Path(exists=True), metavar="BUNDLE")
+@bundle_argument
 @click.option(
     "-o",
     "--output",

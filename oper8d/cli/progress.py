@@ -5,7 +5,8 @@ simulated time. It says only what is new: a component that redeployed nothing, i
 verified, or still waits for the same thing prints nothing, and a pass in which nothing
 changed prints no heading. Components are aligned in one column; ``waiting`` lines say
 what the component waits for, ``failed`` lines why it failed. Receives updates from the
-rollout's worker threads (``engine.rollout.Progress``).
+rollout's worker threads (``engine.rollout.Progress``), inside the reconcile, so a detail
+(an error message) is shown without the reconcile's sensitive values (``oper8d.logs``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import threading
 from collections.abc import Callable
 
 import click
+
+from oper8d.logs import redact
 
 __all__ = ["LineProgress", "format_seconds"]
 
@@ -72,6 +75,7 @@ class LineProgress:
             return  # already shown as disabled when deployed
         if state == "waiting" and detail.startswith("waiting "):
             detail = detail[len("waiting ") :]
+        detail = redact(detail)  # an error may quote a value read from a Secret
         with self._lock:
             if self._printed.get(component) == (state, detail):
                 return

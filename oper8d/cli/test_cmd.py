@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from oper8d.cli.inputs import EXIT_INVALID, EXIT_USAGE, bundle_dir, fail, format_problem
+from oper8d.cli.inputs import (
+    EXIT_INVALID,
+    EXIT_USAGE,
+    bundle_argument,
+    bundle_dir,
+    fail,
+    format_problem,
+)
 
 if TYPE_CHECKING:
     from oper8d.bundletest import CaseResult
@@ -27,7 +34,7 @@ _INDENT = "      "
 
 
 @click.command(short_help="Run the tests kept in a bundle's tests/ folder.")
-@click.argument("bundle", type=click.Path(exists=True), metavar="BUNDLE")
+@bundle_argument
 @click.option(
     "--update",
     is_flag=True,

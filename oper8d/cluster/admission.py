@@ -25,8 +25,7 @@ from oper8d.cluster.selectors import (
 )
 from oper8d.errors import ClusterError
 from oper8d.kinds import group_of
-
-Obj = dict[str, Any]
+from oper8d.objects import Obj
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
@@ -249,7 +248,8 @@ def server_ordered(obj: Obj) -> Obj:
     (the server's is its Go struct order, which we do not model)."""
     group = group_of(str(obj.get("apiVersion", "")))
     if group and "." in group and not group.endswith(".k8s.io"):
-        return sorted_keys(obj)
+        ordered: Obj = sorted_keys(obj)
+        return ordered
     out = dict(obj)
     meta = out["metadata"] = dict(obj.get("metadata") or {})
     maps = [(meta, "labels"), (meta, "annotations")]

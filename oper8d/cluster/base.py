@@ -2,16 +2,17 @@
 
 Two implementations: ``cluster.memory.MemoryCluster`` (embedded, in-process, the
 dry-run/simulation cluster) and the real-cluster client in ``cluster.kube``.
-Objects are plain dicts, as the API server sends them.
+Objects are plain dicts, as the API server sends them (``oper8d.objects.Obj``, re-exported
+here for the protocol's users).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from oper8d.errors import ClusterError
+from oper8d.objects import Obj
 
-Obj = dict[str, Any]
 Method = Literal["apply", "update", "replace"]
 Propagation = Literal["Background", "Foreground", "Orphan"]
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from oper8d.cluster import admission, fields
-from oper8d.cluster.base import Obj, Propagation
+from oper8d.cluster.base import Propagation
+from oper8d.cluster.index import Key, ObjectIndex
 from oper8d.errors import ClusterError
-
-Key = tuple[str, str, str, str]  # group, kind, namespace ("" when cluster-scoped), name
+from oper8d.objects import Obj
 
 FOREGROUND = "foregroundDeletion"
 
@@ -26,6 +26,7 @@ class DeletionMixin:
 
     if TYPE_CHECKING:  # provided by cluster.store.Store
         _objects: dict[Key, Any]  # Key -> entry with obj, owners, propagation
+        _index: ObjectIndex
         _by_uid: dict[str, Key]
 
         def _write_internal(self, key: Key, new: Obj) -> None: ...
@@ -70,6 +71,7 @@ class DeletionMixin:
     def _remove(self, key: Key) -> None:
         entry = self._objects.pop(key)
         obj = entry.obj
+        self._index.remove(key, obj)
         uid = obj["metadata"]["uid"]
         self._by_uid.pop(uid, None)
         obj["metadata"]["resourceVersion"] = self._next_resource_version()
@@ -127,14 +129,10 @@ class DeletionMixin:
         self._write_internal(key, new)
 
     def _dependents(self, uid: str) -> list[Key]:
-        return [
-            key
-            for key, entry in sorted(self._objects.items())
-            if any(r.get("uid") == uid for r in entry.obj["metadata"].get("ownerReferences") or [])
-        ]
+        return self._index.dependents(uid)
 
     def _in_namespace(self, namespace: str) -> list[Key]:
-        return [key for key in sorted(self._objects) if key[2] == namespace]
+        return self._index.in_namespace(namespace)
 
     def _removable(self, key: Key, obj: Obj) -> bool:
         meta = obj["metadata"]

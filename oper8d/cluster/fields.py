@@ -243,7 +243,7 @@ def differs(before: Any, after: Any) -> bool:
         type(after) is dict or isinstance(after, Mapping)
     ):
         return False
-    return before != after
+    return bool(before != after)
 
 
 def _related(a: Path, b: Path) -> bool:

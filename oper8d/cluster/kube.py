@@ -32,16 +32,18 @@ update, update_status, delete, watch; ``discovery`` for resource lists), so a re
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from oper8d.cluster.base import Method, Obj, Propagation, check_propagation
+from oper8d.cluster.base import Method, Propagation, check_propagation
 from oper8d.cluster.fields import content, merge
 from oper8d.cluster.kube_discovery import Discovery, Resource
 from oper8d.cluster.kube_transport import APPLY_PATCH, EventStream, KubeTransport, Query
 from oper8d.errors import ClusterError
+from oper8d.objects import Obj
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -138,7 +140,8 @@ class KubeCluster:
     ) -> Obj | None:
         res = self.resource(api_version, kind)
         try:
-            return self._send("get", "GET", res.object_path(name, namespace))
+            sent: Obj | None = self._send("get", "GET", res.object_path(name, namespace))
+            return sent
         except ClusterError as err:
             if err.status == 404:
                 return None
@@ -159,7 +162,7 @@ class KubeCluster:
         kind: str,
         namespace: str | None = None,
         label_selector: str | None = None,
-    ) -> tuple[list[Obj], str]:
+    ) -> tuple[builtins.list[Obj], str]:
         """``list()`` and the ``resourceVersion`` of the list: a ``watch`` from it sees
         every change after the list. Pages of one list share one snapshot (a 410
         ClusterError when the continue token expired: list again)."""
@@ -230,7 +233,7 @@ class KubeCluster:
         if method == "apply":
             body = _without_server_fields(obj)
             query = [("fieldManager", manager), ("force", "true" if force else "false")]
-            return self._send(
+            sent: Obj = self._send(
                 "apply",
                 "PATCH",
                 res.object_path(name, namespace),
@@ -238,6 +241,7 @@ class KubeCluster:
                 body=body,
                 content_type=APPLY_PATCH,
             )
+            return sent
         if method == "update":
             return self._read_modify_write(res, obj, name, namespace, manager)
         if method == "replace":
@@ -261,7 +265,7 @@ class KubeCluster:
             ("force", "true" if force else "false"),
             ("dryRun", "All"),
         ]
-        return self._send(
+        sent: Obj = self._send(
             "dry_run_apply",
             "PATCH",
             res.object_path(name, namespace),
@@ -269,6 +273,7 @@ class KubeCluster:
             body=_without_server_fields(obj),
             content_type=APPLY_PATCH,
         )
+        return sent
 
     def create(self, obj: Obj, *, field_manager: str | None = None) -> Obj:
         """POST ``obj``; 409 when it exists."""
@@ -284,11 +289,13 @@ class KubeCluster:
         path = res.object_path(name, namespace) + "/status"
         query = [("fieldManager", self.field_manager)]
         if obj["metadata"].get("resourceVersion"):
-            return self._send("update_status", "PUT", path, query=query, body=obj)
+            sent: Obj = self._send("update_status", "PUT", path, query=query, body=obj)
+            return sent
 
         def attempt(live: Obj) -> Obj:
             body = {**obj, "metadata": {**obj["metadata"], **_version_of(live)}}
-            return self._send("update_status", "PUT", path, query=query, body=body)
+            sent: Obj = self._send("update_status", "PUT", path, query=query, body=body)
+            return sent
 
         return self._with_live(res, name, namespace, attempt)
 
@@ -336,24 +343,26 @@ class KubeCluster:
 
     def _create(self, res: Resource, namespace: str | None, obj: Obj, manager: str) -> Obj:
         body = _without_server_fields(obj)
-        return self._send(
+        sent: Obj = self._send(
             "create",
             "POST",
             res.collection_path(namespace),
             query=[("fieldManager", manager)],
             body=body,
         )
+        return sent
 
     def _put(
         self, verb: str, res: Resource, name: str, namespace: str | None, obj: Obj, manager: str
     ) -> Obj:
-        return self._send(
+        sent: Obj = self._send(
             verb,
             "PUT",
             res.object_path(name, namespace),
             query=[("fieldManager", manager)],
             body=obj,
         )
+        return sent
 
     def _read_modify_write(
         self, res: Resource, obj: Obj, name: str, namespace: str | None, manager: str

@@ -17,7 +17,7 @@ import contextlib
 import json
 import threading
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import urllib3
 from kubernetes.client.exceptions import ApiException
@@ -65,7 +65,7 @@ class KubeTransport:
                 header_params=headers,
                 auth_settings=["BearerToken"],
             )
-            response = self.api_client.rest_client.request(
+            response = self.api_client.rest_client.request(  # type: ignore[no-untyped-call]
                 method, url, headers=headers, body=payload, _request_timeout=self.timeout
             )
             data = response.read()
@@ -102,7 +102,7 @@ class KubeTransport:
                 header_params={"Accept": JSON},
                 auth_settings=["BearerToken"],
             )
-            response = self.api_client.rest_client.request(
+            response = self.api_client.rest_client.request(  # type: ignore[no-untyped-call]
                 method, url, headers=headers, _request_timeout=(self.timeout, read_timeout)
             )
             if not 200 <= response.status <= 299:
@@ -115,7 +115,8 @@ class KubeTransport:
                 f"(HTTP {response.status})",
                 status=response.status,
             )
-        return response.response
+        stream: urllib3.BaseHTTPResponse = response.response
+        return stream
 
     def _failure(self, method: str, path: str, err: Exception) -> ClusterError:
         """The ClusterError for a request that got no HTTP answer."""
@@ -216,7 +217,7 @@ class EventStream:
                 + (f" (code {code})" if code else ""),
                 status=code if isinstance(code, int) and code else None,
             )
-        return event
+        return cast(dict[str, Any], event)
 
 
 def _server_message(data: bytes | None, reason: str | None) -> str:

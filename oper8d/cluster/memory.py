@@ -68,6 +68,7 @@ garbage collection), ``cluster.fields`` (merges, field ownership), ``cluster.adm
 
 from __future__ import annotations
 
+import builtins
 import itertools
 import threading
 import uuid
@@ -76,12 +77,13 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from oper8d.cluster.base import Method, Obj, Propagation, check_propagation
+from oper8d.cluster.base import Method, Propagation, check_propagation
 from oper8d.cluster.fields import clone
 from oper8d.cluster.selectors import as_selector
 from oper8d.cluster.simulate import Simulator
 from oper8d.cluster.store import Store, out, shaped
 from oper8d.errors import ClusterError
+from oper8d.objects import Obj
 
 __all__ = ["MUTATING_VERBS", "MemoryCluster", "WatchHandler", "sequential_uids"]
 
@@ -170,7 +172,7 @@ class MemoryCluster:
             self.requests["list"] += 1
             return self._store.select(api_version, kind, namespace, selector)
 
-    def objects(self, namespace: str | None = None) -> list[Obj]:
+    def objects(self, namespace: str | None = None) -> builtins.list[Obj]:
         """Every object (or those in ``namespace``), sorted by group, kind, namespace, name.
         Not counted as a request."""
         with self._lock:
@@ -178,7 +180,7 @@ class MemoryCluster:
 
     def managed_fields(
         self, api_version: str, kind: str, name: str, namespace: str | None = None
-    ) -> dict[str, list[str]]:
+    ) -> dict[str, builtins.list[str]]:
         """Field manager -> dotted paths it owns (what ``managedFields`` would say)."""
         with self._lock:
             owners = self._store.owners(self._store.key(api_version, kind, name, namespace))

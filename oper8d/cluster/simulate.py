@@ -34,10 +34,10 @@ from typing import Any, Protocol
 from oper8d.cluster.base import ClusterReader
 from oper8d.cluster.fields import MISSING, clone
 from oper8d.cluster.workload_status import Builder, StatusContext, builder_for
+from oper8d.objects import Obj
 
 __all__ = ["ClusterView", "DefaultSimulator", "Simulator"]
 
-Obj = dict[str, Any]
 
 
 class ClusterView(ClusterReader, Protocol):
@@ -120,7 +120,8 @@ class DefaultSimulator:
         settled: bool,
     ) -> Obj | None:
         if settled and override is not None:
-            return clone(override)
+            status: Obj = clone(override)
+            return status
         if builder is None:
             return None
         context = StatusContext(

@@ -18,13 +18,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from oper8d.cluster import admission, fields
-from oper8d.cluster.base import Obj, Propagation
-from oper8d.cluster.deletion import DeletionMixin, Key
+from oper8d.cluster.base import Propagation
+from oper8d.cluster.deletion import DeletionMixin
+from oper8d.cluster.index import Key, ObjectIndex
 from oper8d.cluster.scheme import ANNOTATIONS_BUMP_GENERATION, KindTable, has_generation
 from oper8d.cluster.selectors import Selector, as_selector
 from oper8d.cluster.simulate import Simulator
 from oper8d.errors import ClusterError
 from oper8d.kinds import group_of
+from oper8d.objects import Obj
 
 _FIRST_CLUSTER_IP = int(ipaddress.IPv4Address("10.96.0.0"))
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the API server's generateName alphabet
@@ -77,6 +79,7 @@ class Store(DeletionMixin):
         self._simulator = simulator
         self.kinds = KindTable()
         self._objects: dict[Key, _Entry] = {}
+        self._index = ObjectIndex()  # by kind, namespace, label, owner: reads never scan
         self._by_uid: dict[str, Key] = {}
         self._resource_version = 0
         self._cluster_ips = 0
@@ -108,22 +111,16 @@ class Store(DeletionMixin):
     def select(
         self, api_version: str, kind: str, namespace: str | None, selector: Selector
     ) -> list[Obj]:
-        group = group_of(api_version)
-        return [
-            out(entry.obj, api_version)
-            for key, entry in sorted(self._objects.items())
-            if key[0] == group
-            and key[1] == kind
-            and (not namespace or not key[2] or key[2] == namespace)
-            and selector.matches(entry.obj["metadata"].get("labels"))
-        ]
+        found = []
+        for key in self._index.select(group_of(api_version), kind, namespace, selector):
+            obj = self._objects[key].obj
+            if selector.matches(obj["metadata"].get("labels")):
+                found.append(out(obj, api_version))
+        return found
 
     def objects(self, namespace: str | None) -> list[Obj]:
-        return [
-            fields.clone(self._objects[k].obj)
-            for k in sorted(self._objects)
-            if namespace is None or k[2] == namespace
-        ]
+        keys = sorted(self._objects) if namespace is None else self._index.in_namespace(namespace)
+        return [fields.clone(self._objects[k].obj) for k in keys]
 
     def owners(self, key: Key) -> fields.Owners:
         entry = self._objects.get(key)
@@ -253,9 +250,11 @@ class Store(DeletionMixin):
         owners = fields.present_only(owners, fields.content(new))
         if entry is None:
             self._objects[key] = _Entry(new, owners)
+            self._index.add(key, new)
             self._by_uid[meta["uid"]] = key
             self._on_created(new)
         else:
+            self._index.update(key, entry.obj, new)
             entry.obj, entry.owners = new, owners
         self._emit("ADDED" if old is None else "MODIFIED", new)
         if self._removable(key, new):
@@ -325,7 +324,7 @@ class Store(DeletionMixin):
 
     def now(self) -> datetime:
         """The clock's time as an aware UTC datetime (it may give a datetime or seconds)."""
-        value = self._clock()
+        value: datetime | int | float = self._clock()
         if isinstance(value, int | float):
             return datetime.fromtimestamp(value, UTC)
         return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
@@ -336,7 +335,7 @@ class Store(DeletionMixin):
 
 def out(obj: Obj, api_version: str) -> Obj:
     """A caller's copy of a stored object, in the API version it asked for."""
-    copy = fields.clone(obj)
+    copy: Obj = fields.clone(obj)
     copy["apiVersion"] = api_version
     return copy
 
@@ -409,5 +408,5 @@ def _generation_moves(key: Key, old: Obj, new: Obj) -> bool:
     if desired(old) != desired(new):
         return True
     if key[:2] in ANNOTATIONS_BUMP_GENERATION:
-        return old["metadata"].get("annotations") != new["metadata"].get("annotations")
+        return bool(old["metadata"].get("annotations") != new["metadata"].get("annotations"))
     return False

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from oper8d.kinds import group_of
-
-Obj = dict[str, Any]
+from oper8d.objects import Obj
 
 
 class ReadCluster(Protocol):
@@ -100,8 +99,8 @@ def deployment(obj: Obj, ctx: StatusContext, ready: bool) -> Obj:
     n, prev = _replicas(obj), _prev(obj)
     rs = f"{obj['metadata']['name']}-{template_hash(obj)}"
 
-    def cond(*args: str) -> Obj:
-        return condition(prev, *args, ctx.now, update_time=True)
+    def cond(type_: str, status: str, reason: str, message: str) -> Obj:
+        return condition(prev, type_, status, reason, message, ctx.now, update_time=True)
 
     status: Obj = {"observedGeneration": obj["metadata"].get("generation", 1)}
     if ready:

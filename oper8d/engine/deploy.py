@@ -25,15 +25,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from oper8d.cluster.base import Cluster, Method, Obj
+from oper8d.cluster.base import Cluster, Method
 from oper8d.engine.config import INTERNAL_NAME_ANNOTATION, passthrough_annotations
 from oper8d.errors import ClusterError
 from oper8d.kinds import CLUSTER_SCOPED_KINDS, group_of
+from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
 
 log = logging.getLogger("oper8d.deploy")
 
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-OWNER_LABEL = "oper8d.io/owner-uid"
 HASH_ANNOTATION = "oper8d.io/applied-hash"
 COMPONENT_ANNOTATION = "oper8d.io/component"
 #: on the CR: the ``apiVersion/Kind``s it has deployed, so pruning knows what to list

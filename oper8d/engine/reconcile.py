@@ -14,12 +14,12 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.bundle.validate import apply_defaults, validate_instance
 from oper8d.clock import Clock, SystemClock
-from oper8d.cluster.base import Cluster, Obj
+from oper8d.cluster.base import Cluster
 from oper8d.dag import Graph
 from oper8d.engine import status as st
 from oper8d.engine.config import (
@@ -42,6 +42,7 @@ from oper8d.engine.rollout import Progress, Rollout, RolloutResult
 from oper8d.engine.session import RandomSource, SecretRandoms, Session
 from oper8d.errors import ClusterError, ConfigError, Problem, ReconcileError
 from oper8d.logs import current_reconcile, redact
+from oper8d.objects import Obj
 
 log = logging.getLogger("oper8d.reconcile")
 
@@ -430,7 +431,7 @@ def _secret_randoms(field_manager: str) -> Callable[[Cluster, Obj], RandomSource
 
 
 def _gen(cr: Obj) -> int | None:
-    return cr["metadata"].get("generation")
+    return cast(int | None, cr["metadata"].get("generation"))
 
 
 def _str(value: Any) -> str | None:

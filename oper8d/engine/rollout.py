@@ -20,7 +20,6 @@ from typing import Any, Protocol
 from jinja2.exceptions import UndefinedError
 
 from oper8d.bundle.model import ComponentSpec, HookSpec, ReadyRule, ResourceSpec
-from oper8d.cluster.base import Obj
 from oper8d.dag import Graph, RunResult, run_concurrent, run_serial
 from oper8d.engine.declared import check_identity, check_shape
 from oper8d.engine.deploy import DeployManager, component_of
@@ -52,6 +51,7 @@ from oper8d.errors import (
 from oper8d.kinds import CLUSTER_SCOPED_KINDS, ref_of
 from oper8d.limits import LimitExceeded
 from oper8d.logs import component_context, mark_secret, propagate_context
+from oper8d.objects import Obj
 from oper8d.template import Expr
 
 
@@ -518,4 +518,4 @@ def _reported_error(errors: list[BaseException]) -> ReconcileError | None:
         for e in errors
     ]
     fatal = [e for e in converted if e.fatal]
-    return (fatal or converted or [None])[0]
+    return (fatal or converted)[0] if converted else None

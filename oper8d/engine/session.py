@@ -4,21 +4,23 @@ was rendered so far. Created by the reconciler, read by the rollout and template
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import secrets
 import string
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from oper8d.bundle.model import Bundle, ControllerSpec
-from oper8d.cluster.base import Cluster, Obj
+from oper8d.cluster.base import Cluster
 from oper8d.engine.config import get_path
 from oper8d.errors import ConfigError, PreconditionError
 from oper8d.kinds import CLUSTER_SCOPED_KINDS
-from oper8d.logs import mark_sensitive
+from oper8d.logs import mark_secret, mark_sensitive
+from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
 from oper8d.template.names import scoped_name, truncate_name
 
 _ALPHABET = string.ascii_letters + string.digits
@@ -33,13 +35,21 @@ class RandomSource(Protocol):
 class SeededRandoms:
     """Deterministic values derived from the CR's identity: for offline render and tests.
 
-    Not secret: anybody who knows the CR's namespace and name can compute them.
+    Not secret: anybody who knows the CR's namespace and name can compute them. So that
+    nobody takes one for a real password, a value of 12 characters or more starts with
+    ``offline`` (same length and alphabet as a real one, so templates behave the same).
     """
+
+    MARK = "offline"
 
     def __init__(self, seed: str):
         self.seed = seed
 
     def get(self, key: str, length: int) -> str:
+        mark = self.MARK if length >= 12 else ""
+        return mark + self._derived(key, length - len(mark))
+
+    def _derived(self, key: str, length: int) -> str:
         out: list[str] = []
         counter = 0
         while len(out) < length:
@@ -93,8 +103,8 @@ class SecretRandoms:
                             # the owner label lets the runtime's Secret informer (which
                             # selects on it) cache this Secret like every managed object
                             "labels": {
-                                "app.kubernetes.io/managed-by": "oper8d",
-                                "oper8d.io/owner-uid": self.owner["uid"],
+                                MANAGED_BY_LABEL: "oper8d",
+                                OWNER_LABEL: self.owner["uid"],
                             },
                             "ownerReferences": [self.owner] if self.owner["uid"] else [],
                         },
@@ -128,11 +138,11 @@ class Session:
 
     @property
     def name(self) -> str:
-        return self.cr["metadata"]["name"]
+        return cast(str, self.cr["metadata"]["name"])
 
     @property
     def namespace(self) -> str | None:
-        return self.cr["metadata"].get("namespace")
+        return cast(str | None, self.cr["metadata"].get("namespace"))
 
     def record(self, internal_name: str, obj: Obj) -> None:
         with self._lock:
@@ -153,11 +163,14 @@ class Session:
             "operator": {"name": self.bundle.name, "version": self.bundle.operator_version},
             "scoped_name": lambda n: scoped_name(self.name, str(n)),
             "truncate_name": truncate_name,
-            "live": self.live,
-            "lookup": self.lookup,
+            # a Secret read here is sensitive from now on, wherever its values go
+            "live": _marking_secrets(self.live),
+            "lookup": _marking_secrets(self.lookup),
             "require": _require,
             "config_error": _config_error,
-            "random_string": lambda key, length=16: self.randoms.get(str(key), int(length)),
+            "random_string": lambda key, length=16: _sensitive(
+                self.randoms.get(str(key), int(length))
+            ),
         }
         ctx.update(extra)
         return ctx
@@ -189,6 +202,24 @@ def _slot(key: str, length: int) -> str:
     if not _SECRET_KEY.fullmatch(key):
         key = "k-" + hashlib.sha256(key.encode()).hexdigest()[:32]
     return f"{key}.{length}"
+
+
+def _marking_secrets(read: Callable[..., Obj | None]) -> Callable[..., Obj | None]:
+    """``read`` that marks the values of a Secret it returns as sensitive."""
+
+    @functools.wraps(read)
+    def marked(*args: Any, **kwargs: Any) -> Obj | None:
+        obj = read(*args, **kwargs)
+        if obj is not None:
+            mark_secret(obj)
+        return obj
+
+    return marked
+
+
+def _sensitive(value: str) -> str:
+    mark_sensitive(value)
+    return value
 
 
 def _require(condition: Any, message: str = "precondition not met") -> str:

@@ -6,7 +6,7 @@ result only when ``status_changed`` says something but a timestamp changed, and 
 ``is_stable`` for the requeue decision. All functions are pure: they take the current
 status dict and return a new one (the input is never modified); the time is passed in.
 
-Two conditions, as oper8 writes them (docs: oper8-semantics.md, "Status written on the CR"):
+Two conditions, as oper8 writes them (kept as they are: see docs/oper8-compat.md):
 
 * ``Ready``: True iff its reason is ``Stable``.
 * ``Updating``: False iff its reason is ``Stable``, ``ClusterError`` or ``Errored``.
@@ -36,6 +36,9 @@ out" remain distinguishable.
 A CR without a version (nothing at the controller's ``versionPath``) is recorded as
 the empty version ``""``, so ``versions.reconciled`` still marks the first success.
 
+Messages, waiting reasons and projected fields are written without the reconcile's
+sensitive values (``oper8d.logs.redact``): an error may quote a value read from a Secret.
+
 kstatus (kubectl wait, Argo CD, Flux, cli-utils) ignores ``Ready`` on custom resources and
 reads the abnormal-true conditions instead, so every status step also derives them from
 Ready (same lastTransitionTime and observedGeneration rules):
@@ -64,6 +67,7 @@ from oper8d.errors import (
     PreconditionError,
     ReconcileError,
 )
+from oper8d.logs import redact, redact_data
 
 __all__ = [
     "INITIAL_ROLLOUT_STARTED",
@@ -292,6 +296,7 @@ def start_status(
         and ready.get("reason") != ReadyReason.STABLE
     ):
         return copy.deepcopy(current)
+    conditions: tuple[Condition, ...]
     if reconciled is None:
         conditions = (ready_condition(ReadyReason.INITIALIZING, INITIAL_ROLLOUT_STARTED),)
     elif reconciled != _version_text(version):
@@ -340,7 +345,8 @@ def completion_status(
     reserved = reserved_status_keys(kind)
     for key, value in projected.items():
         if key not in reserved:
-            new[key] = copy.deepcopy(value)
+            # a projection may carry a value read from a Secret
+            new[key] = redact_data(copy.deepcopy(value))
     return new
 
 
@@ -412,6 +418,8 @@ def _reconciled_version(status: Mapping[str, Any] | None) -> str | None:
 
 
 def _clip(message: str) -> str:
+    # masked before it is cut, so no part of a sensitive value survives the cut
+    message = redact(message)
     return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 1] + "…"
 
 
@@ -498,7 +506,9 @@ def _component_status(completion: CompletionSummary) -> dict[str, Any]:
         "unverifiedComponents": list(completion.unverified),
         "failedComponents": list(completion.failed),
         "unstartedComponents": list(completion.unstarted),
-        "waiting": [{"component": name, "reason": why} for name, why in completion.waiting.items()],
+        "waiting": [
+            {"component": name, "reason": redact(why)} for name, why in completion.waiting.items()
+        ],
         "deployed": f"{len(completion.deployed)}/{total}",
         "verified": f"{len(completion.verified)}/{total}",
     }

@@ -28,6 +28,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeGuard
 
 from oper8d.kinds import group_of, ref_of
+from oper8d.objects import ObjView
 
 __all__ = [
     "Readiness",
@@ -39,7 +40,6 @@ __all__ = [
 ]
 
 State = Literal["ready", "waiting", "failed"]
-Obj = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class Readiness:
 # -- small readers over plain dicts ----------------------------------------------------------
 
 
-def _get(obj: Obj, *path: str) -> Any:
+def _get(obj: ObjView, *path: str) -> Any:
     cur: Any = obj
     for key in path:
         if not isinstance(cur, Mapping):
@@ -69,7 +69,7 @@ def _get(obj: Obj, *path: str) -> Any:
     return cur
 
 
-def _int(obj: Obj, *path: str, default: int = 0) -> int:
+def _int(obj: ObjView, *path: str, default: int = 0) -> int:
     value = _get(obj, *path)
     # bool is an int in Python but never a count in Kubernetes
     if isinstance(value, int) and not isinstance(value, bool):
@@ -77,7 +77,7 @@ def _int(obj: Obj, *path: str, default: int = 0) -> int:
     return default
 
 
-def _condition(obj: Obj, type_: str) -> Mapping[str, Any] | None:
+def _condition(obj: ObjView, type_: str) -> Mapping[str, Any] | None:
     for cond in _get(obj, "status", "conditions") or ():
         if isinstance(cond, Mapping) and cond.get("type") == type_:
             return cond
@@ -98,15 +98,15 @@ def _explain(cond: Mapping[str, Any]) -> str:
     return text
 
 
-def _ready(obj: Obj, detail: str, reason: str = "Ready") -> Readiness:
+def _ready(obj: ObjView, detail: str, reason: str = "Ready") -> Readiness:
     return Readiness("ready", reason, f"{ref_of(dict(obj))}: {detail}")
 
 
-def _waiting(obj: Obj, reason: str, detail: str) -> Readiness:
+def _waiting(obj: ObjView, reason: str, detail: str) -> Readiness:
     return Readiness("waiting", reason, f"{ref_of(dict(obj))}: {detail}")
 
 
-def _failed(obj: Obj, reason: str, detail: str) -> Readiness:
+def _failed(obj: ObjView, reason: str, detail: str) -> Readiness:
     return Readiness("failed", reason, f"{ref_of(dict(obj))}: {detail}")
 
 
@@ -117,7 +117,7 @@ def _not_found(ref: str | None) -> Readiness:
 # -- checks shared by every kind --------------------------------------------------------------
 
 
-def _lifecycle(obj: Obj, *, require_observed: bool = False) -> Readiness | None:
+def _lifecycle(obj: ObjView, *, require_observed: bool = False) -> Readiness | None:
     """Deletion in progress, or a spec the object's controller has not observed yet."""
     if _get(obj, "metadata", "deletionTimestamp"):
         return _waiting(obj, "Terminating", "being deleted (metadata.deletionTimestamp is set)")
@@ -139,7 +139,7 @@ def _lifecycle(obj: Obj, *, require_observed: bool = False) -> Readiness | None:
     return None
 
 
-def _standard_conditions(obj: Obj) -> Readiness | None:
+def _standard_conditions(obj: ObjView) -> Readiness | None:
     """kstatus's abnormal-true conditions: Stalled -> failed, Reconciling -> waiting."""
     stalled = _condition(obj, "Stalled")
     if _is_true(stalled):
@@ -153,7 +153,7 @@ def _standard_conditions(obj: Obj) -> Readiness | None:
 # -- per-kind rules ---------------------------------------------------------------------------
 
 
-def _deployment(obj: Obj) -> Readiness:
+def _deployment(obj: ObjView) -> Readiness:
     want = _int(obj, "spec", "replicas", default=1)
     replicas = _int(obj, "status", "replicas")
     updated = _int(obj, "status", "updatedReplicas")
@@ -192,7 +192,7 @@ def _deployment(obj: Obj) -> Readiness:
     return _ready(obj, f"{available} of {want} replicas available")
 
 
-def _statefulset(obj: Obj) -> Readiness:
+def _statefulset(obj: ObjView) -> Readiness:
     want = _int(obj, "spec", "replicas", default=1)
     replicas = _int(obj, "status", "replicas")
     ready = _int(obj, "status", "readyReplicas")
@@ -238,7 +238,7 @@ def _statefulset(obj: Obj) -> Readiness:
     return _ready(obj, f"{ready} of {want} replicas ready")
 
 
-def _daemonset(obj: Obj) -> Readiness:
+def _daemonset(obj: ObjView) -> Readiness:
     desired = _get(obj, "status", "desiredNumberScheduled")
     if not isinstance(desired, int):
         return _waiting(obj, "NoDesiredNumber", "status.desiredNumberScheduled not reported yet")
@@ -254,7 +254,7 @@ def _daemonset(obj: Obj) -> Readiness:
     return _ready(obj, f"{desired} of {desired} pods available")
 
 
-def _replicaset(obj: Obj) -> Readiness:
+def _replicaset(obj: ObjView) -> Readiness:
     failure = _condition(obj, "ReplicaFailure")
     if _is_true(failure):
         return _waiting(obj, failure.get("reason") or "ReplicaFailure", _explain(failure))
@@ -273,7 +273,7 @@ def _replicaset(obj: Obj) -> Readiness:
     return _ready(obj, f"{want} of {want} replicas available")
 
 
-def _job(obj: Obj) -> Readiness:
+def _job(obj: ObjView) -> Readiness:
     # FailureTarget precedes Failed (Kubernetes >= 1.31): the Job will fail, pods are stopping
     for type_ in ("Failed", "FailureTarget"):
         cond = _condition(obj, type_)
@@ -307,7 +307,7 @@ _FATAL_WAITING_REASONS = frozenset(
 )
 
 
-def _pod(obj: Obj) -> Readiness:
+def _pod(obj: ObjView) -> Readiness:
     phase = _get(obj, "status", "phase") or ""
     if phase == "Succeeded":
         return _ready(obj, "completed successfully")
@@ -337,14 +337,14 @@ def _pod(obj: Obj) -> Readiness:
     return _waiting(obj, "PodNotReady", detail)
 
 
-def _pvc(obj: Obj) -> Readiness:
+def _pvc(obj: ObjView) -> Readiness:
     phase = _get(obj, "status", "phase") or "unknown"
     if phase != "Bound":
         return _waiting(obj, "NotBound", f"phase {phase}, not Bound")
     return _ready(obj, "Bound")
 
 
-def _service(obj: Obj) -> Readiness:
+def _service(obj: ObjView) -> Readiness:
     if _get(obj, "spec", "type") == "LoadBalancer" and not _get(
         obj, "status", "loadBalancer", "ingress"
     ):
@@ -354,7 +354,7 @@ def _service(obj: Obj) -> Readiness:
     return _ready(obj, "exists")
 
 
-def _namespace(obj: Obj) -> Readiness:
+def _namespace(obj: ObjView) -> Readiness:
     phase = _get(obj, "status", "phase") or "unknown"
     if phase == "Terminating":
         return _waiting(obj, "Terminating", "phase Terminating")
@@ -363,7 +363,7 @@ def _namespace(obj: Obj) -> Readiness:
     return _ready(obj, "Active")
 
 
-def _pdb(obj: Obj) -> Readiness:
+def _pdb(obj: ObjView) -> Readiness:
     healthy = _int(obj, "status", "currentHealthy")
     desired = _int(obj, "status", "desiredHealthy")
     if healthy < desired:
@@ -371,7 +371,7 @@ def _pdb(obj: Obj) -> Readiness:
     return _ready(obj, f"{healthy} of {desired} pods healthy")
 
 
-def _crd(obj: Obj) -> Readiness:
+def _crd(obj: ObjView) -> Readiness:
     names = _condition(obj, "NamesAccepted")
     if names is not None and names.get("status") == "False":
         return _failed(obj, names.get("reason") or "NamesNotAccepted", _explain(names))
@@ -387,7 +387,7 @@ def _crd(obj: Obj) -> Readiness:
     return _waiting(obj, "Installing", "not Established with names accepted yet")
 
 
-def _generic(obj: Obj) -> Readiness:
+def _generic(obj: ObjView) -> Readiness:
     ready = _condition(obj, "Ready")
     if ready is None:
         return _ready(obj, "exists", reason="Exists")
@@ -396,11 +396,11 @@ def _generic(obj: Obj) -> Readiness:
     return _waiting(obj, ready.get("reason") or "NotReady", _explain(ready))
 
 
-def _always(obj: Obj) -> Readiness:
+def _always(obj: ObjView) -> Readiness:
     return _ready(obj, "exists", reason="Exists")
 
 
-Rule = Callable[[Obj], Readiness]
+Rule = Callable[[ObjView], Readiness]
 
 #: (API group, kind) -> rule; read-only (no mutable module state)
 _RULES: Mapping[tuple[str, str], Rule] = MappingProxyType(
@@ -441,7 +441,7 @@ _REQUIRE_OBSERVED = frozenset(
 # -- public rules -----------------------------------------------------------------------------
 
 
-def builtin_readiness(obj: Obj | None, *, ref: str | None = None) -> Readiness:
+def builtin_readiness(obj: ObjView | None, *, ref: str | None = None) -> Readiness:
     """The kind's built-in readiness (the bundle's ``readyWhen: builtin``).
 
     ``ref`` names the object in the message when it does not exist (``obj`` is None).
@@ -458,7 +458,7 @@ def builtin_readiness(obj: Obj | None, *, ref: str | None = None) -> Readiness:
 
 
 def condition_readiness(
-    obj: Obj | None,
+    obj: ObjView | None,
     type: str,
     status: str = "True",
     reason: str | None = None,
@@ -491,7 +491,7 @@ def condition_readiness(
     return _ready(obj, f"{type} is {want}")
 
 
-def exists_readiness(obj: Obj | None, *, ref: str | None = None) -> Readiness:
+def exists_readiness(obj: ObjView | None, *, ref: str | None = None) -> Readiness:
     """Ready once the object exists and is not being deleted."""
     if obj is None:
         return _not_found(ref)
@@ -501,7 +501,7 @@ def exists_readiness(obj: Obj | None, *, ref: str | None = None) -> Readiness:
 
 
 def subsystem_readiness(
-    obj: Obj | None, version: str | None, *, ref: str | None = None
+    obj: ObjView | None, version: str | None, *, ref: str | None = None
 ) -> Readiness:
     """A child CR managed by an oper8-style operator: ``Ready`` True, ``Updating`` False and
     ``status.versions.reconciled`` equal to ``version`` (not checked when None)."""

@@ -295,7 +295,7 @@ class Environment:
         with self.api_client() as api_client:
             core = client.CoreV1Api(api_client)
             for name in sorted(names):
-                core.create_node(_files.fake_node(name))
+                core.create_node(_files.fake_node(name))  # type: ignore[arg-type]  # a dict serialises too
             ready: set[str] = set()
             w = watch.Watch()
             deadline = time.monotonic() + self.start_timeout

@@ -245,7 +245,7 @@ def _controller_needs(needs: _Needs, controller: ControllerSpec) -> None:
 def _resources(controller: ControllerSpec) -> Iterator[ResourceSpec]:
     for component in controller.components:
         yield from component.resources
-    for hook in (*controller.hooks, *controller.finalize.hooks):
+    for hook in controller.hooks:
         yield from hook.resources
 
 

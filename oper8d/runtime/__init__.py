@@ -1,4 +1,4 @@
-"""Running operators against a real cluster (issue 3): what controller-runtime gives Go operators.
+"""Running operators against a real cluster: what controller-runtime gives Go operators.
 
 One concern per module; the manager wires them together for ``oper8d run``:
 
@@ -13,6 +13,7 @@ One concern per module; the manager wires them together for ``oper8d run``:
 - ``temporarypatch``: the TemporaryPatch controller (oper8's ``oper8.org/v1`` contract)
 - ``events``: Kubernetes Events on a CR when its Ready or Updating condition changes
 - ``manager``: runs the controllers, workers, probes and leader election until SIGTERM
+- ``options``: ``ManagerOptions``, the manager's settings (and ``oper8d run``'s flag defaults)
 
 Nothing is imported here, so importing one module does not load the others.
 """

@@ -21,13 +21,14 @@ watch event arrives. Deletes are not reflected until the watch reports them.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from oper8d.cluster.base import Method, Obj, Propagation
+from oper8d.cluster.base import Method, Propagation
 from oper8d.cluster.selectors import as_selector
-from oper8d.engine.deploy import OWNER_LABEL
 from oper8d.kinds import group_of
+from oper8d.objects import OWNER_LABEL, Obj
 
 if TYPE_CHECKING:
     from collections import Counter
@@ -203,7 +204,7 @@ class CachedCluster:
             return informer.list(scope, label_selector)
         return self.cluster.list(api_version, kind, namespace, label_selector)
 
-    def _readers(self, api_version: str, kind: str) -> list[Informer]:
+    def _readers(self, api_version: str, kind: str) -> builtins.list[Informer]:
         """Synced informers of the group and kind: the exact apiVersion first, then those
         without a label selector."""
         candidates = self._informers.get((group_of(api_version), kind), [])

@@ -13,13 +13,14 @@ import threading
 import time
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import cast
 
 from oper8d.bundle.model import Bundle, ControllerSpec
-from oper8d.cluster.base import Cluster, Obj
-from oper8d.engine.deploy import OWNER_LABEL
+from oper8d.cluster.base import Cluster
 from oper8d.engine.reconcile import Reconciler, ReconcileResult
 from oper8d.errors import ReconcileError
 from oper8d.logs import cr_key, new_reconcile_id, reconcile_context
+from oper8d.objects import OWNER_LABEL, Obj
 from oper8d.runtime.events import EventRecorder
 from oper8d.runtime.informer import Informer
 from oper8d.runtime.metrics import Metrics
@@ -116,7 +117,7 @@ class ControllerRuntime:
                     self._idle.notify_all()
 
     def _reconcile(self, key: Hashable) -> None:
-        namespace, name = key  # type: ignore[misc]
+        namespace, name = cast(tuple[str | None, str], key)
         # every line logged and every event recorded from here on names this reconcile
         with reconcile_context(new_reconcile_id(), cr_key(namespace, name)):
             self._reconcile_in_context(key, namespace, name)

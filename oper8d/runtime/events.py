@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from oper8d.clock import Clock, SystemClock, rfc3339
-from oper8d.cluster.base import Obj
 from oper8d.errors import ClusterError
 from oper8d.logs import redact
+from oper8d.objects import Obj
 
 log = logging.getLogger("oper8d.events")
 

@@ -30,6 +30,7 @@ predicates still see every change).
 
 from __future__ import annotations
 
+import builtins
 import logging
 import queue
 import threading
@@ -39,9 +40,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from oper8d.clock import Clock, SystemClock
-from oper8d.cluster.base import Obj
 from oper8d.cluster.selectors import as_selector
 from oper8d.errors import ClusterError
+from oper8d.objects import Obj
 from oper8d.runtime.cache import ObjectStore, copy_obj, key_of, newer, resource_version
 
 if TYPE_CHECKING:
@@ -206,12 +207,12 @@ class Informer:
             ]
             return [copy_obj(obj) for obj in found]
 
-    def by_owner(self, uid: str) -> list[Obj]:
+    def by_owner(self, uid: str) -> builtins.list[Obj]:
         """Objects labelled ``oper8d.io/owner-uid: <uid>`` (what one CR deployed)."""
         with self._lock:
             return [copy_obj(obj) for obj in self._store.by_owner_label(uid)]
 
-    def by_owner_reference(self, uid: str) -> list[Obj]:
+    def by_owner_reference(self, uid: str) -> builtins.list[Obj]:
         """Objects with an ownerReference to ``uid``."""
         with self._lock:
             return [copy_obj(obj) for obj in self._store.by_owner_reference(uid)]
@@ -356,7 +357,7 @@ class Informer:
                 self._store.put(key, obj)
         return ("ADDED" if old is None else "MODIFIED", obj, old)
 
-    def _apply_replace(self, listing: _Replace) -> list[tuple[str, Obj, Obj | None]]:
+    def _apply_replace(self, listing: _Replace) -> builtins.list[tuple[str, Obj, Obj | None]]:
         listed = {key_of(obj): obj for obj in listing.items}
         events: list[tuple[str, Obj, Obj | None]] = []
         with self._lock:
@@ -381,7 +382,7 @@ class Informer:
                     self._store.remove(key)
         return events
 
-    def _notify(self, events: list[tuple[str, Obj, Obj | None]]) -> None:
+    def _notify(self, events: builtins.list[tuple[str, Obj, Obj | None]]) -> None:
         with self._lock:
             handlers = list(self._handlers)
         for event, obj, old in events:

@@ -32,8 +32,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
 from oper8d.clock import Clock, SystemClock, rfc3339
-from oper8d.cluster.base import Obj
 from oper8d.errors import ClusterError
+from oper8d.objects import Obj
 
 __all__ = [
     "LEASE_API_VERSION",

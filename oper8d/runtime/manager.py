@@ -15,19 +15,19 @@ import logging
 import os
 import socket
 import threading
-from dataclasses import dataclass, field
 
 from oper8d.bundle.model import Bundle
-from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.kube import KubeCluster
 from oper8d.engine.reconcile import Reconciler, ReconcilerOptions
 from oper8d.errors import ClusterError
+from oper8d.objects import OWNER_LABEL
 from oper8d.runtime.cache import CachedCluster
 from oper8d.runtime.controller import ControllerRuntime, owned_kinds
 from oper8d.runtime.events import EventRecorder
 from oper8d.runtime.informer import Informer
 from oper8d.runtime.leaderelection import LeaderElector
 from oper8d.runtime.metrics import Metrics
+from oper8d.runtime.options import ManagerOptions
 from oper8d.runtime.probes import ProbeServer
 from oper8d.runtime.queue import WorkQueue
 from oper8d.runtime.temporarypatch import API_VERSION as TP_API_VERSION
@@ -36,42 +36,6 @@ from oper8d.runtime.temporarypatch import TemporaryPatchSync
 
 log = logging.getLogger("oper8d.manager")
 
-#: objects the operator deploys carry this label; owned-kind informers select on it
-OWNED_SELECTOR = "oper8d.io/owner-uid"
-
-
-@dataclass
-class ManagerOptions:
-    """Settings of a Manager. The defaults suit one replica watching all namespaces."""
-
-    #: namespaces to watch; empty: all namespaces
-    namespaces: tuple[str, ...] = ()
-    max_concurrent_reconciles: int = 4
-    #: components deployed concurrently within one reconcile
-    rollout_workers: int = 4
-    leader_elect: bool = False
-    leader_election_namespace: str = "default"
-    #: the Lease's name; default "<bundle name>-oper8d"
-    leader_election_id: str | None = None
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
-    #: "host:port" for /metrics ("" or None: off); ":0" picks a free port
-    metrics_bind_address: str | None = ":8080"
-    #: "host:port" for /healthz and /readyz ("" or None: off)
-    health_probe_bind_address: str | None = ":8081"
-    #: how often every cached object is handed to the handlers again (None: never)
-    resync_period: float | None = 600.0
-    #: how long in-flight reconciles may take to finish on stop
-    graceful_shutdown_timeout: float = 30.0
-    #: field manager of server-side apply; default: the bundle's name
-    field_manager: str | None = None
-    #: leader-election identity; default: "<hostname>_<pid>"
-    identity: str | None = None
-    events: bool = True
-    #: PUT an object whose server-side apply is refused as invalid (see engine.deploy)
-    replace_on_invalid: bool = False
-    clock: Clock = field(default_factory=SystemClock)
 
 
 class Manager:
@@ -108,8 +72,8 @@ class Manager:
         self, api_version: str, kind: str, namespace: str | None, selector: str | None
     ) -> Informer:
         key = (f"{api_version}/{kind}", selector or "", namespace)
-        if key not in self.informers:  # type: ignore[comparison-overlap]
-            self.informers[key] = Informer(  # type: ignore[index]
+        if key not in self.informers:
+            self.informers[key] = Informer(
                 self.api,
                 api_version,
                 kind,
@@ -118,7 +82,7 @@ class Manager:
                 resync_period=self.options.resync_period,
                 clock=self.options.clock,
             )
-        return self.informers[key]  # type: ignore[index]
+        return self.informers[key]
 
     def _build(self) -> None:
         opts = self.options
@@ -131,7 +95,7 @@ class Manager:
                 for ns in self._scopes(kind.namespaced)
             ]
             owned = [
-                self._informer(api_version, k, ns, OWNED_SELECTOR)
+                self._informer(api_version, k, ns, OWNER_LABEL)
                 for api_version, k in owned_kinds(spec)
                 for ns in self._scopes(True)
             ]

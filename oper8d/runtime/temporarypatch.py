@@ -15,9 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from oper8d.clock import Clock, SystemClock, rfc3339
-from oper8d.cluster.base import Cluster, Obj
+from oper8d.cluster.base import Cluster
 from oper8d.engine.config import TEMPORARY_PATCHES_ANNOTATION
 from oper8d.errors import ClusterError
+from oper8d.objects import Obj
 
 log = logging.getLogger("oper8d.temporarypatch")
 

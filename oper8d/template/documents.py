@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import re
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -22,6 +23,9 @@ import yaml
 from oper8d.errors import ConfigError, SourcePos
 from oper8d.template.failures import excerpt
 from oper8d.template.slots import SlotLoader, Slots, fill_text
+
+#: a document of the rendered text is a Secret (its lines are not quoted in errors)
+_SECRET_KIND = re.compile(r"^kind:[ \t]*[\"']?Secret[\"']?[ \t]*(#.*)?$", re.MULTILINE)
 
 #: rendered texts remembered per text template (one per CR that renders it differently)
 DEFAULT_CACHE_SIZE = 128
@@ -87,15 +91,19 @@ class DocumentCache:
         return documents
 
     def _yaml_error(self, exc: yaml.YAMLError, text: str, slots: Slots) -> ConfigError:
-        # positions are in the rendered text, not the template: quote the lines instead
-        # (line numbers count the text as parsed, with one line per printed value)
+        # positions are in the rendered text, not the template: quote the lines instead,
+        # unless the text renders a Secret, whose values must not reach a message (line
+        # numbers count the text as parsed, with one line per printed value)
         lines = text.splitlines()
+        secret = _SECRET_KIND.search(text) is not None
 
         def at(mark: Any) -> str:
             if mark is None:
                 return ""
             line_text = fill_text(lines[mark.line], slots).strip() if mark.line < len(lines) else ""
             quoted = f": {excerpt(line_text)!r}" if line_text else " (end of text)"
+            if secret and line_text:
+                quoted = " (not quoted: the text renders a Secret)"
             return f" at line {mark.line + 1} of the rendered text{quoted}"
 
         message = f"{getattr(exc, 'problem', None) or exc}{at(getattr(exc, 'problem_mark', None))}"

@@ -24,7 +24,7 @@ import io
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from jinja2 import Undefined
@@ -60,7 +60,7 @@ class _BlockStyleDumper(_BaseDumper):  # type: ignore[misc, valid-type]
 
     def represent_scalar(self, tag: str, value: str, style: str | None = None) -> yaml.ScalarNode:
         self.ends_with_block_newline = False
-        return super().represent_scalar(tag, value, style)
+        return cast(yaml.ScalarNode, super().represent_scalar(tag, value, style))
 
     def ignore_aliases(self, data: Any) -> bool:
         return True

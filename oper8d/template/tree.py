@@ -17,8 +17,8 @@ the string. Each string still reports its own position when it fails.
 from __future__ import annotations
 
 import marshal
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import Any, cast
 
 from jinja2 import Environment
 from jinja2.runtime import Context, new_context
@@ -88,7 +88,9 @@ class TreeTemplate:
             return self._constant()
         parent = {**self._globals, **context}
         # one context for every string of this render (template name None, no blocks)
-        shared = new_context(self._environment, None, {}, parent, True, self._globals)
+        shared = new_context(
+            self._environment, None, {}, parent, True, cast(MutableMapping[str, Any], self._globals)
+        )
         return self._render(shared)
 
 

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from oper8d.cli import run_cluster
 from oper8d.cli.main import main
+from oper8d.runtime.options import ManagerOptions
 
 REPO = Path(__file__).resolve().parents[2]
 STATEFUL = REPO / "examples" / "operators" / "stateful"
@@ -154,3 +156,51 @@ def test_preflight_warns_once_with_the_fix_when_a_crd_is_missing(caplog) -> None
     [record] = caplog.records
     assert "no CRD for demo.oper8d.io/v1alpha1 WebApp" in record.getMessage()
     assert "--install-crds" in record.getMessage()
+
+
+@pytest.fixture
+def manager_options(monkeypatch: pytest.MonkeyPatch) -> list[ManagerOptions]:
+    """The options ``oper8d run`` hands to the manager (which is not started)."""
+    seen: list[ManagerOptions] = []
+
+    def fake_run_on_cluster(bundle: object, options: ManagerOptions, **_: object) -> int:
+        seen.append(options)
+        return 0
+
+    monkeypatch.setattr(run_cluster, "run_on_cluster", fake_run_on_cluster)
+    monkeypatch.delenv("POD_NAMESPACE", raising=False)
+    return seen
+
+
+def _settings(options: ManagerOptions) -> dict[str, object]:
+    return {k: v for k, v in vars(options).items() if k != "clock"}
+
+
+def test_flags_left_out_give_the_managers_own_defaults(
+    manager_options: list[ManagerOptions],
+) -> None:
+    result = run(WEBAPP)
+    assert result.exit_code == 0, result.output
+    assert _settings(manager_options[0]) == _settings(ManagerOptions())
+
+
+def test_flags_given_override_the_managers_defaults(
+    manager_options: list[ManagerOptions],
+) -> None:
+    result = run(
+        WEBAPP,
+        *("--lease-duration", "30", "--max-concurrent-reconciles", "8"),
+        *("--metrics-bind-address", "0", "--namespace", "a", "--namespace", "b"),
+    )
+    assert result.exit_code == 0, result.output
+    options = manager_options[0]
+    assert (options.lease_duration, options.max_concurrent_reconciles) == (30.0, 8)
+    assert options.metrics_bind_address is None  # "0" turns /metrics off
+    assert options.namespaces == ("a", "b")
+
+
+def test_the_help_shows_the_managers_defaults() -> None:
+    defaults = ManagerOptions()
+    text = " ".join(CliRunner().invoke(main, ["run", "--help"]).output.split())
+    assert f"[default: {defaults.lease_duration}; x>=1]" in text
+    assert f"[default: {defaults.health_probe_bind_address}]" in text

@@ -103,6 +103,17 @@ def test_stateful_golden_orders_the_migration_before_the_app_it_gates() -> None:
     assert kinds.index("StatefulSet") < kinds.index("Job") < kinds.index("Deployment")
 
 
+def test_stateful_golden_shows_which_keys_its_secret_holds_but_not_their_values() -> None:
+    text = golden_text("stateful").decode()
+    secret = next(d for d in yaml.safe_load_all(text) if d["kind"] == "Secret")
+    assert secret["stringData"] == {"username": "***", "password": "***"}
+    assert secret["metadata"]["annotations"]["oper8d.io/applied-hash"] == "***"
+    assert text.splitlines()[-1] == (
+        "# masked: the values of v1 Secret default/notes-db-credentials "
+        "(oper8d render --show-secrets prints them)"
+    )
+
+
 def _render_in_subprocess(case: str, hash_seed: str) -> bytes:
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
     env.pop("OPER8D_UPDATE_GOLDEN", None)

@@ -59,7 +59,7 @@ def strategic_merge(
             "write the fields to change as a map, e.g. {spec: {replicas: 2}}"
         )
     merged = _Merger(list_rules(kind, api_version)).merge_map(original, patch, ())
-    return {} if merged is _DELETED else merged
+    return {} if isinstance(merged, _Deleted) else merged
 
 
 class _Merger:
