@@ -11,6 +11,11 @@ tests directly) and passed down explicitly: to the bundle compiler, which gives 
 has a name (the dataclass field, written in camelCase in messages and flags, e.g.
 ``templateSeconds``), and every hit raises :class:`LimitExceeded` naming it, so an error in
 a CR's condition tells the reader which limit was reached and how to raise it.
+
+:func:`check_structure` bounds what parsed YAML may expand to: YAML aliases make shared
+(even self-containing) objects that every later walk (JSON, diff, apply) expands, so an
+alias bomb of a few hundred bytes becomes gigabytes there. Text templates check their parsed
+documents with it (``template.compiled.TextTemplate.render``).
 """
 
 from __future__ import annotations
@@ -18,10 +23,11 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from oper8d.errors import Oper8dError
 
-__all__ = ["LimitExceeded", "Limits", "camel", "parse_limit_overrides"]
+__all__ = ["LimitExceeded", "Limits", "camel", "check_structure", "parse_limit_overrides"]
 
 MiB = 1024 * 1024
 
@@ -98,6 +104,8 @@ def parse_limit_overrides(pairs: tuple[str, ...] | list[str], base: Limits) -> L
             known = ", ".join(camel(n) for n in fields)
             raise ValueError(f"unknown limit {name.strip()!r} (known: {known})")
         value = _number(raw.strip(), float if fields[key].type == "float" else int)
+        if value is not None and fields[key].type == "int":
+            value = int(value)
         if value is None or value <= 0:
             raise ValueError(f"limit {camel(key)} needs a positive number, got {raw.strip()!r}")
         changes[key] = value
@@ -107,7 +115,7 @@ def parse_limit_overrides(pairs: tuple[str, ...] | list[str], base: Limits) -> L
 _SUFFIXES = {"Ki": 1024, "Mi": MiB, "Gi": 1024 * MiB, "k": 1000, "M": 1000**2, "G": 1000**3}
 
 
-def _number(raw: str, kind: type) -> float | int | None:
+def _number(raw: str, kind: type) -> float | None:
     factor = 1
     for suffix, size in _SUFFIXES.items():
         if raw.endswith(suffix):
@@ -117,4 +125,50 @@ def _number(raw: str, kind: type) -> float | int | None:
         value = kind(raw) if kind is int else float(raw)
     except ValueError:
         return None
-    return value * factor  # type: ignore[no-any-return]
+    return value * factor
+
+
+def check_structure(value: Any, limits: Limits, *, written: int) -> None:
+    """Raise ``LimitExceeded`` when ``value`` (parsed YAML, shared objects where the text had
+    aliases) nests deeper than ``nestingDepth``, contains itself, or expands to more than
+    ``written`` (the text's length) plus ``yamlAliasNodes`` nodes; a string counts one node
+    per 64 characters. Linear in the number of distinct objects, never expanding anything."""
+    done: dict[int, tuple[int, int]] = {}  # id -> (expanded size, depth)
+    pending: set[int] = set()
+    keep: list[Any] = []  # keeps ids unique while we look at them
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    while stack:
+        node, finished = stack.pop()
+        if not isinstance(node, dict | list):
+            continue
+        key = id(node)
+        children = list(node.values()) if isinstance(node, dict) else node
+        if finished:
+            size, depth = 1, 1
+            for child in children:
+                if isinstance(child, dict | list):
+                    child_size, child_depth = done[id(child)]
+                    size += child_size
+                    depth = max(depth, child_depth + 1)
+                else:
+                    size += 1 + (len(child) // 64 if isinstance(child, str) else 0)
+            if depth > limits.nesting_depth:
+                raise LimitExceeded(
+                    "nesting_depth", f"the YAML nests more than {limits.nesting_depth} levels deep"
+                )
+            if size > written + limits.yaml_alias_nodes:
+                raise LimitExceeded(
+                    "yaml_alias_nodes",
+                    f"the YAML aliases expand to more than {limits.yaml_alias_nodes} nodes",
+                )
+            done[key] = (size, depth)
+            pending.discard(key)
+            continue
+        if key in done:
+            continue
+        if key in pending:
+            raise LimitExceeded("yaml_alias_nodes", "a YAML alias refers to a node containing it")
+        pending.add(key)
+        keep.append(node)
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if isinstance(child, dict | list))

@@ -1,5 +1,4 @@
-"""Deterministic YAML output for ``oper8d render`` (stream, folder, golden files), and the
-structure limits of parsed YAML.
+"""Deterministic YAML output for ``oper8d render`` (stream, folder, golden files).
 
 PyYAML's libyaml emitter when present (the pure-Python one otherwise; same bytes). Key
 order is kept as rendered; multi-line strings are written as ``|`` blocks and long
@@ -14,9 +13,7 @@ from typing import Any
 
 import yaml
 
-from oper8d.limits import LimitExceeded, Limits
-
-__all__ = ["check_structure", "dump", "dump_all"]
+__all__ = ["dump", "dump_all"]
 
 _Base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -51,49 +48,3 @@ def dump(obj: Any) -> str:
 def dump_all(objs: Iterable[Any]) -> str:
     """Documents separated by ``---`` lines."""
     return "---\n".join(dump(o) for o in objs)
-
-
-def check_structure(value: Any, limits: Limits, *, written: int) -> None:
-    """Raise ``LimitExceeded`` when ``value`` (parsed YAML, shared objects where the text had
-    aliases) nests deeper than ``nestingDepth``, contains itself, or expands to more than
-    ``written`` (the text's length) plus ``yamlAliasNodes`` nodes; a string counts one node
-    per 64 characters. Linear in the number of distinct objects, never expanding anything."""
-    done: dict[int, tuple[int, int]] = {}  # id -> (expanded size, depth)
-    pending: set[int] = set()
-    keep: list[Any] = []  # keeps ids unique while we look at them
-    stack: list[tuple[Any, bool]] = [(value, False)]
-    while stack:
-        node, finished = stack.pop()
-        if not isinstance(node, dict | list):
-            continue
-        key = id(node)
-        children = list(node.values()) if isinstance(node, dict) else node
-        if finished:
-            size, depth = 1, 1
-            for child in children:
-                if isinstance(child, dict | list):
-                    child_size, child_depth = done[id(child)]
-                    size += child_size
-                    depth = max(depth, child_depth + 1)
-                else:
-                    size += 1 + (len(child) // 64 if isinstance(child, str) else 0)
-            if depth > limits.nesting_depth:
-                raise LimitExceeded(
-                    "nesting_depth", f"the YAML nests more than {limits.nesting_depth} levels deep"
-                )
-            if size > written + limits.yaml_alias_nodes:
-                raise LimitExceeded(
-                    "yaml_alias_nodes",
-                    f"the YAML aliases expand to more than {limits.yaml_alias_nodes} nodes",
-                )
-            done[key] = (size, depth)
-            pending.discard(key)
-            continue
-        if key in done:
-            continue
-        if key in pending:
-            raise LimitExceeded("yaml_alias_nodes", "a YAML alias refers to a node containing it")
-        pending.add(key)
-        keep.append(node)
-        stack.append((node, True))
-        stack.extend((child, False) for child in children if isinstance(child, dict | list))

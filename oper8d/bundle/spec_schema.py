@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, cast
 
-import re2
+import re2  # type: ignore[import-untyped]
 from jsonschema import Draft4Validator, Draft6Validator, validators
 from jsonschema.exceptions import UnknownType, ValidationError
 from referencing.exceptions import Unresolvable

@@ -20,12 +20,11 @@ from jinja2 import Template, Undefined
 from jinja2.runtime import Context
 
 from oper8d.errors import ConfigError, SourcePos
-from oper8d.limits import LimitExceeded, Limits
+from oper8d.limits import LimitExceeded, Limits, check_structure
 from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache
 from oper8d.template.failures import passes_through, render_failure, template_line
 from oper8d.template.slots import SLOTS_VAR, Slots, fill_text
 from oper8d.template.values import copy_result
-from oper8d.yamlio import check_structure
 
 
 @dataclass(frozen=True, eq=False)

@@ -82,7 +82,7 @@ class Budget:
         self.tick()
 
 
-def _is_guarded(node: nodes.Expr) -> bool:
+def _is_guarded(node: nodes.Node) -> bool:
     return (
         isinstance(node, nodes.Call)
         and isinstance(node.node, nodes.EnvironmentAttribute)
@@ -121,8 +121,9 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
         self.clock = clock
         # per environment (not per module): the budget of the render running in this thread
         self._budget: ContextVar[Budget | None] = ContextVar(f"budget-{id(self)}", default=None)
-        if "lipsum" in self.globals:
-            self.globals["lipsum"] = _checked_lipsum(self, self.globals["lipsum"])
+        lipsum = self.globals.get("lipsum")
+        if callable(lipsum):
+            self.globals["lipsum"] = _checked_lipsum(self, lipsum)
         self.guard_filters()
 
     def guard_filters(self) -> None:
