@@ -257,3 +257,23 @@ def test_limit_overrides_are_parsed_with_names_and_units() -> None:
         parse_limit_overrides(["nope=1"], Limits())
     with pytest.raises(ValueError, match="positive number"):
         parse_limit_overrides(["intBits=-1"], Limits())
+
+
+# -- reconcile --------------------------------------------------------------------------------
+
+
+def test_a_limit_hit_while_reconciling_is_named_in_the_crs_condition() -> None:
+    from oper8d.offline import reconcile_offline
+
+    bundle = load_bundle(EXAMPLES / "fanout", Limits().replace(for_each_items=5))
+    cr = {
+        "apiVersion": "demo.oper8d.io/v1alpha1",
+        "kind": "WorkerPool",
+        "metadata": {"name": "pool", "namespace": "default"},
+        "spec": {"workers": [{"name": f"w{i}"} for i in range(6)]},
+    }
+    run = reconcile_offline(bundle, cr, max_reconciles=2)
+    ready = run.condition("Ready")
+    assert ready is not None and ready["status"] == "False"
+    assert "limit forEachItems exceeded" in ready["message"]
+    assert not any(obj["kind"] == "Deployment" for obj in run.applied.values())
