@@ -149,13 +149,16 @@ def render(bundle: str, cr_path: str, output_dir: str | None, show_secrets: bool
     deletions = would_delete(b, run)
     incomplete = None if run.stable else why_incomplete(run)
     if output_dir:
-        written, masked = write_folder(
-            Path(output_dir),
-            list(run.applied.items()),
-            deletions,
-            sensitive=run.sensitive,
-            show_secrets=show_secrets,
-        )
+        try:
+            written, masked = write_folder(
+                Path(output_dir),
+                list(run.applied.items()),
+                deletions,
+                sensitive=run.sensitive,
+                show_secrets=show_secrets,
+            )
+        except OSError as err:
+            fail([f"cannot write into {output_dir}: {err.strerror or err} ({err.filename})"])
         click.echo(f"wrote {_plural(len(written), 'file')} to {output_dir}", err=True)
         if masked:
             click.echo(
