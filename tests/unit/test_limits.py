@@ -277,3 +277,23 @@ def test_a_limit_hit_while_reconciling_is_named_in_the_crs_condition() -> None:
     assert ready is not None and ready["status"] == "False"
     assert "limit forEachItems exceeded" in ready["message"]
     assert not any(obj["kind"] == "Deployment" for obj in run.applied.values())
+
+
+def test_the_cli_flag_and_the_environment_set_the_limits(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from oper8d.cli.main import main
+
+    bundle = str(EXAMPLES / "fanout")
+    cr = str(EXAMPLES / "fanout" / "samples" / "pool.yaml")
+    runner = CliRunner()
+    assert runner.invoke(main, ["render", bundle, "--cr", cr]).exit_code == 0
+    lowered = runner.invoke(main, ["--limit", "forEachItems=2", "render", bundle, "--cr", cr])
+    assert lowered.exit_code == 1
+    assert "limit forEachItems exceeded" in lowered.output
+    by_env = runner.invoke(main, ["render", bundle, "--cr", cr], env={"OPER8D_LIMIT": "crBytes=10"})
+    assert by_env.exit_code == 1
+    assert "limit crBytes exceeded" in by_env.output
+    unknown = runner.invoke(main, ["--limit", "speed=3", "validate", bundle])
+    assert unknown.exit_code == 2
+    assert "unknown limit 'speed'" in unknown.output
