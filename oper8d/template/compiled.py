@@ -150,7 +150,7 @@ class TextTemplate:
             written = len(text) + check_rendered_size(template, slots.values, start=len(text))
             documents = self._documents.parse(text, slots)
             check_structure(documents, limits, written=written)
-        except LimitExceeded as exc:
+        except (LimitExceeded, TypeError) as exc:  # TypeError: a printed value is not data
             raise ConfigError(
                 f"{exc} (in the rendered text; run `oper8d render` to see it)",
                 pos=SourcePos(self.file),
