@@ -250,10 +250,12 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
     def _check_percent(self, text: str, args: Any) -> None:
         values = args if isinstance(args, tuple) else (args,)
         for match in _PERCENT_SPEC.finditer(text):
-            self._check_widths(match.group(1), match.group(2), values, "'%' formatting")
+            self._check_widths((match.group(1), match.group(2)), values, "'%' formatting")
 
-    def _check_widths(self, *parts: Any) -> None:
-        *specs, values, what = parts
+    def _check_widths(
+        self, specs: tuple[str | None, ...], values: tuple[Any, ...], what: str
+    ) -> None:
+        """Widths and precisions written in ``specs`` (``*``: taken from ``values``)."""
         widths = [int(s) for s in specs if s and s.isdigit()]
         if any(s == "*" for s in specs):
             widths += [abs(v) for v in values if _is_int(v)]
@@ -287,9 +289,7 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
                 continue
             digits = re.findall(r"\d+", spec)
             nested = "{" in spec
-            self._check_widths(
-                *(digits or [None]), "*" if nested else None, values, "str.format"
-            )
+            self._check_widths((*digits, "*" if nested else None), values, "str.format")
 
 
 def _is_int(value: Any) -> bool:
