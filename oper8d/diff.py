@@ -39,12 +39,13 @@ from oper8d.cluster.simulate import DefaultSimulator
 from oper8d.engine.config import CONFIG_DEFAULTS_ANNOTATION
 from oper8d.engine.deploy import (
     HASH_ANNOTATION,
-    component_of,
+    ObjectKey,
     identity,
     inventory_of,
     kind_key,
     object_key,
 )
+from oper8d.engine.prune import prunable
 from oper8d.errors import ClusterError
 from oper8d.kinds import CLUSTER_SCOPED_KINDS, ref_of
 from oper8d.objects import OWNER_LABEL, Obj
@@ -128,7 +129,8 @@ def normalise(obj: Obj) -> Obj:
     if annotations:
         meta["annotations"] = annotations
     out["metadata"] = meta
-    return sorted_keys(out)
+    normalised: Obj = sorted_keys(out)
+    return normalised
 
 
 def mask_secret_data(live: Obj | None, merged: Obj | None) -> tuple[Obj | None, Obj | None]:
@@ -383,38 +385,23 @@ def _unrendered_owned(
     uid: str,
     namespace: str | None,
     kinds: set[str],
-    rendered: set[tuple[str, str, str, str]],
+    rendered: set[ObjectKey],
 ) -> list[Obj]:
-    """Live objects owned by the CR that the reconciler's prune would delete: not rendered
-    this time, of a component that was processed (deployed or disabled) or that the bundle
-    no longer has. Objects without a component (the generated-randoms Secret), of a
-    component not reached, of a hook the bundle still has, or already being deleted stay."""
+    """Live objects owned by the CR that the reconciler's prune would delete, by the
+    reconciler's own rule (``engine.prune.prunable``), sorted by identity."""
     rollout = run.last.rollout if run.results else None
     processed = set(rollout.summary.deployed) if rollout is not None else set()
-    known = {c.name for c in controller.components}
-    hooks = {f"hook-{h.name}" for h in controller.hooks}
-    found: dict[tuple[str, str, str, str], Obj] = {}
+    owned: list[Obj] = []
     for key in sorted(kinds):
         api_version, _, kind = key.rpartition("/")
         ns = None if kind in CLUSTER_SCOPED_KINDS else namespace
         try:
-            items = cluster.list(api_version, kind, ns, label_selector=f"{OWNER_LABEL}={uid}")
+            owned += cluster.list(api_version, kind, ns, label_selector=f"{OWNER_LABEL}={uid}")
         except ClusterError as err:
             if err.status == 404:  # a kind the server no longer serves has no objects
                 continue
             raise
-        for obj in items:
-            component = component_of(obj)
-            if (
-                component is None
-                or (component in known and component not in processed)
-                or (component not in known and component in hooks)
-                or (obj.get("metadata") or {}).get("deletionTimestamp")
-                or object_key(obj) in rendered
-            ):
-                continue
-            found.setdefault(object_key(obj), obj)
-    return [found[k] for k in sorted(found)]
+    return sorted(prunable(owned, controller, processed, rendered), key=object_key)
 
 
 def _why_incomplete(run: OfflineRun) -> str:

@@ -26,13 +26,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from oper8d.bundle.model import Bundle, ControllerSpec
-from oper8d.bundle.spec_schema import apply_defaults
 from oper8d.clock import FakeClock
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.cluster.simulate import DefaultSimulator, Simulator
-from oper8d.engine.config import CONFIG_OVERRIDES_KEY, merge_configs
+from oper8d.engine.deploy import DeployManager
+from oper8d.engine.inputs import read_config_maps, resolve_inputs
+from oper8d.engine.progress import Progress
 from oper8d.engine.reconcile import Reconciler, ReconcileResult, ReconcilerOptions
-from oper8d.engine.rollout import Progress, Rollout
+from oper8d.engine.render import Renderer
 from oper8d.engine.session import SeededRandoms, Session
 from oper8d.errors import ConfigError, ReconcileError
 from oper8d.logs import SensitiveValues, cr_key, reconcile_context
@@ -242,36 +243,32 @@ def would_delete(bundle: Bundle, run: OfflineRun) -> list[tuple[str, Obj]]:
     disabled = [n for n, c in run.last.rollout.components.items() if c.disabled]
     if not disabled:
         return []
-    from oper8d.engine.deploy import DeployManager
-
     controller = controller_for(bundle, run.cr)
-    # the context the reconciler rendered with: schema defaults applied, config merged
-    cr = {**run.cr, "spec": apply_defaults(run.cr.get("spec") or {}, controller.resource.schema)}
-    overrides = cr.get(CONFIG_OVERRIDES_KEY)
-    config = merge_configs(
-        controller.config_defaults, overrides if isinstance(overrides, Mapping) else {}
-    )
-    meta = cr["metadata"]
+    # the inputs and the template context the reconciler rendered with (engine.inputs,
+    # engine.session), over the cluster the run left behind
+    inputs = resolve_inputs(controller, run.cr, read_config_maps(run.cluster, run.cr))
+    meta = run.cr["metadata"]
     session = Session(
         bundle=bundle,
         controller=controller,
-        cr=cr,
-        config=config,
+        cr=run.cr,
+        config=inputs.config,
         cluster=run.cluster,
         randoms=SeededRandoms(f"{meta.get('namespace')}/{meta['name']}"),
+        spec=inputs.spec,
     )
-    deployer = DeployManager(run.cluster, cr, field_manager="oper8d")
-    rollout = Rollout(session, deployer)
+    deployer = DeployManager(run.cluster, run.cr, field_manager="oper8d")
+    renderer = Renderer(session)
     out: list[tuple[str, Obj]] = []
     for name in (c.name for c in controller.components if c.name in disabled):
         enabled_copy = dataclasses.replace(controller.component(name), enabled=None)
         try:
-            rendered = rollout.render_component(enabled_copy)
+            rendered = renderer.render_component(enabled_copy)
         except ReconcileError:
             continue
         out.extend(
-            (name, deployer.prepare(obj, internal, name))
-            for internal, (obj, _method, _rules) in rendered.objects.items()
+            (name, deployer.prepare(item.obj, internal, name))
+            for internal, item in rendered.objects.items()
         )
     return out
 
@@ -279,7 +276,7 @@ def would_delete(bundle: Bundle, run: OfflineRun) -> list[tuple[str, Obj]]:
 def _stable(status: Mapping[str, Any]) -> bool:
     conds = {c.get("type"): c for c in status.get("conditions", [])}
     ready, updating = conds.get("Ready", {}), conds.get("Updating", {})
-    return ready.get("status") == "True" and updating.get("status") == "False"
+    return bool(ready.get("status") == "True" and updating.get("status") == "False")
 
 
 def why_incomplete(run: OfflineRun) -> str | None:

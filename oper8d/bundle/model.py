@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from oper8d.dag import Graph
 from oper8d.errors import SourcePos
 from oper8d.template import Expr, TextTemplate, TreeTemplate
 
@@ -174,6 +175,15 @@ class ControllerSpec:
     finalize: FinalizeSpec = field(default_factory=FinalizeSpec)
     requeue: RequeueSpec = field(default_factory=RequeueSpec)
     temporary_patches: TemporaryPatchPolicy = field(default_factory=TemporaryPatchPolicy)
+    #: the component dependency graph, built once here from ``components`` and ``edges``:
+    #: the rollout, the finalizer and ``oper8d graph`` all walk this one (compile has
+    #: rejected cycles before a ControllerSpec is made)
+    graph: Graph = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        nodes = [c.name for c in self.components]
+        graph = Graph(nodes, [(e.upstream, e.downstream) for e in self.edges])
+        object.__setattr__(self, "graph", graph)  # frozen: the one write, at construction
 
     @property
     def finalizer(self) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from oper8d.bundle.model import Bundle, ControllerSpec, Edge
-from oper8d.dag import Graph
 
 __all__ = ["FORMATS", "render_graph"]
 
@@ -36,8 +35,7 @@ def render_graph(bundle: Bundle, fmt: str) -> str:
 
 def _order(c: ControllerSpec) -> tuple[list[str], list[Edge]]:
     """Components upstream-first, and edges sorted by (downstream, upstream) in that order."""
-    graph = Graph([x.name for x in c.components], [(e.upstream, e.downstream) for e in c.edges])
-    order = graph.topological_order()
+    order = c.graph.topological_order()
     rank = {name: i for i, name in enumerate(order)}
     edges = sorted(c.edges, key=lambda e: (rank[e.downstream], rank[e.upstream]))
     return order, edges
@@ -58,10 +56,10 @@ def _text(bundle: Bundle) -> list[str]:
     out: list[str] = []
     for c in bundle.controllers:
         order, edges = _order(c)
-        graph = Graph(order, [(e.upstream, e.downstream) for e in edges])
+        rank = {name: i for i, name in enumerate(order)}
         out.append(f"controller {c.name} ({c.resource.api_version} {c.resource.kind})")
-        for level, names in enumerate(graph.levels()):
-            for n in names:
+        for level, names in enumerate(c.graph.levels()):
+            for n in sorted(names, key=rank.__getitem__):  # upstream-first within a level
                 deps = ", ".join(
                     e.upstream
                     + (" (inferred)" if e.inferred else "")

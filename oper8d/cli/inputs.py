@@ -164,8 +164,10 @@ def cr_problems(bundle: Bundle, cr: CrInput) -> tuple[list[Problem], bool]:
     """Problems of a CR against the bundle, each placed at its line in the CR file, and
     whether any is fatal before a reconcile can even start (no controller for its kind, a
     name the API server refuses) rather than a schema violation the reconciler reports in
-    the CR's status."""
-    from oper8d.bundle.spec_schema import apply_defaults, validate_instance
+    the CR's status (found by the reconciler's own rule, ``engine.inputs``; the config
+    problems it also finds are left to the reconcile, as the API server would accept
+    the CR)."""
+    from oper8d.engine.inputs import resolve_inputs
     from oper8d.offline import check_cr_metadata, find_controller
 
     try:
@@ -180,9 +182,8 @@ def cr_problems(bundle: Bundle, cr: CrInput) -> tuple[list[Problem], bool]:
     else:
         problems += _admission_problems(cr)
     fatal = bool(problems)
-    schema = controller.resource.schema
-    spec = apply_defaults(cr.data.get("spec") or {}, schema)
-    problems += [_placed(cr, p) for p in validate_instance(spec, schema, field_prefix="spec")]
+    inputs = resolve_inputs(controller, cr.data, config_maps=None)
+    problems += [_placed(cr, p) for p in inputs.spec_problems]
     return sorted(problems, key=lambda p: (p.pos or SourcePos(""), p.field or "")), fatal
 
 

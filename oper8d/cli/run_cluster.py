@@ -18,7 +18,7 @@ from oper8d.logs import configure_logging
 
 if TYPE_CHECKING:
     from oper8d.cluster.kube import KubeCluster
-    from oper8d.runtime.manager import ManagerOptions
+    from oper8d.runtime.options import ManagerOptions
 
 log = logging.getLogger("oper8d")
 

@@ -23,7 +23,32 @@ from oper8d.bundle.model import ResourceSpec
 from oper8d.errors import ConfigError
 from oper8d.kinds import CLUSTER_SCOPED_KINDS
 
-__all__ = ["check_identity", "check_shape"]
+__all__ = ["check_declared", "check_identity", "check_shape"]
+
+
+def check_declared(
+    obj: dict[str, Any],
+    res: ResourceSpec,
+    internal: str,
+    ctx: dict[str, Any],
+    cr_namespace: str | None,
+) -> None:
+    """Refuse an object ``res`` does not declare; put a namespaced object without a
+    namespace into the resource's declared namespace (the deployer gives others the CR's).
+    ``ctx`` is the template context the resource rendered in."""
+    namespace = cr_namespace
+    if res.namespace is not None:
+        namespace = res.namespace.evaluate(ctx)
+        if not isinstance(namespace, str) or not namespace:
+            raise ConfigError(
+                f"the namespace of resource '{internal}' rendered to {namespace!r}, not a "
+                "namespace name",
+                pos=res.namespace.pos,
+            )
+        meta = obj["metadata"]
+        if not meta.get("namespace") and obj["kind"] not in CLUSTER_SCOPED_KINDS:
+            meta["namespace"] = namespace
+    check_identity(obj, res, internal, namespace)
 
 
 def check_shape(obj: Any, res: ResourceSpec, internal: str) -> None:

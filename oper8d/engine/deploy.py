@@ -4,7 +4,10 @@ Used by the rollout. It stamps ownership (labels, the internal-name annotation,
 owner references to the CR), skips writes for objects that have not changed since
 our last successful apply (a no-op reconcile sends no writes), deletes objects of
 disabled components, and finds owned objects for pruning through the CR's
-inventory annotation (the kinds it has deployed, ApplySet-style).
+inventory annotation (the kinds it has deployed, ApplySet-style). It never writes the
+inventory: the reconciler records it before the rollout, and the rollout asks
+``require_recorded`` before it applies anything, so that no object is created of a kind
+the inventory does not name yet.
 
 "Unchanged" needs care: the API server rewrites some of what we send (Secret
 ``stringData`` becomes ``data``, quantities are normalised, ``1000m`` -> ``1``), so the
@@ -21,13 +24,13 @@ import hashlib
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from oper8d.cluster.base import Cluster, Method
 from oper8d.engine.config import INTERNAL_NAME_ANNOTATION, passthrough_annotations
-from oper8d.errors import ClusterError
+from oper8d.errors import ClusterError, PreconditionError
 from oper8d.kinds import CLUSTER_SCOPED_KINDS, group_of
 from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
 
@@ -97,21 +100,21 @@ class DeployManager:
         cr: Obj,
         *,
         field_manager: str,
-        record_inventory: Callable[[set[str]], None] | None = None,
         memory: AppliedMemory | None = None,
         replace_on_invalid: bool = False,
-    ):
-        """``record_inventory`` persists the set of deployed kinds (the reconciler writes it to
-        the CR) and is called *before* the first object of a new kind is created, so an
-        object can never exist that pruning would not find. ``memory`` remembers what the
-        server stored for our applies (see the module docstring)."""
+    ) -> None:
+        """``cr`` is the CR as last written: its inventory annotation says which kinds may
+        be written. ``memory`` remembers what the server stored for our applies (see the
+        module docstring)."""
         self.cluster = cluster
         #: when a server-side apply is refused as invalid (422, or the 500 the API server
         #: answers when it cannot build a typed patch), PUT the object instead
         self.replace_on_invalid = replace_on_invalid
         self.memory = memory if memory is not None else AppliedMemory()
-        self.record_inventory = record_inventory
+        #: the kinds the CR's inventory names (what ``owned`` lists, ``require_recorded`` checks)
         self.inventory: set[str] = set(inventory_of(cr))
+        #: kinds it was asked to write that the inventory did not name (nothing written)
+        self.unrecorded: set[str] = set()
         self.cr = cr
         self.field_manager = field_manager
         meta = cr.get("metadata") or {}
@@ -184,7 +187,6 @@ class DeployManager:
             with self._lock:
                 self.stats.unchanged.append(label)
             return live, False
-        self._remember_kind(obj)
         log.debug("applying %s (%s)", label, "created" if live is None else "changed")
         try:
             live = self.cluster.apply(obj, field_manager=self.field_manager, method=method)
@@ -198,24 +200,20 @@ class DeployManager:
             self.stats.applied.append(label)
         return live, True
 
-    def _remember_kind(self, obj: Obj) -> None:
-        self.remember_kinds([obj])
-
-    def remember_kinds(self, objs: Iterable[Obj]) -> None:
-        """Add the objects' kinds to the inventory, persisting it once if any is new."""
-        self.expect_kinds((o["apiVersion"], o["kind"]) for o in objs)
-
-    def expect_kinds(self, kinds: Iterable[tuple[str, str]]) -> None:
-        """Add (apiVersion, kind) pairs to the inventory, persisting it once if any is new.
-        The reconciler calls it with every kind the bundle writes literally before the
-        rollout, so a first reconcile records its inventory in one write, not one per kind."""
+    def require_recorded(self, objs: Iterable[Obj]) -> None:
+        """Raise PreconditionError (the component waits) when the CR's inventory does not
+        name the kind of one of ``objs``: pruning and finalization find owned objects by
+        listing the inventory's kinds, so an object of another kind must not be created
+        before the reconciler has recorded it (it does so before its next rollout)."""
+        missing = {kind_key(o) for o in objs} - self.inventory
+        if not missing:
+            return
         with self._lock:
-            new = {f"{api_version}/{kind}" for api_version, kind in kinds} - self.inventory
-            if not new:
-                return
-            self.inventory |= new
-            if self.record_inventory is not None:
-                self.record_inventory(set(self.inventory))
+            self.unrecorded |= missing
+        raise PreconditionError(
+            f"{', '.join(sorted(missing))} not yet in the CR's inventory "
+            f"(annotation {INVENTORY_ANNOTATION}): recorded before the next reconcile"
+        )
 
     def delete(self, obj: Obj) -> bool:
         """Delete ``obj`` (a live object); False when it was gone or is already being
@@ -254,7 +252,11 @@ def identity(obj: Obj) -> tuple[str, str, str, str | None]:
     return obj["apiVersion"], obj["kind"], meta.get("name", ""), meta.get("namespace")
 
 
-def object_key(obj: Obj) -> tuple[str, str, str, str]:
+#: what identifies an object on the server: (API group, kind, namespace, name)
+ObjectKey = tuple[str, str, str, str]
+
+
+def object_key(obj: Obj) -> ObjectKey:
     """What identifies an object on the server: (API group, kind, namespace, name); the
     version is not part of it (``apps/v1`` and ``apps/v1beta1`` name the same object)."""
     api_version, kind, name, ns = identity(obj)
@@ -268,6 +270,11 @@ def kind_key(obj: Obj) -> str:
 
 def internal_name_of(obj: Obj) -> str | None:
     return ((obj.get("metadata") or {}).get("annotations") or {}).get(INTERNAL_NAME_ANNOTATION)
+
+
+def hook_component(hook: str) -> str:
+    """The component annotation of a hook's objects: ``hook-<name>``."""
+    return f"hook-{hook}"
 
 
 def component_of(obj: Obj) -> str | None:

@@ -1,52 +1,44 @@
 """Reconcile one CR: the engine's entry point, used by the runtime manager, the CLI's
 dry run and render, and bundle tests.
 
-Steps: pause check → deletion/finalize → finalizer → CR schema validation (defaults
-applied) → config merge → start status → four-phase rollout → prune → completion
-status (written only when something but a timestamp changed) → requeue decision.
+Steps: pause check → deletion/finalize → finalizer → inputs (``engine.inputs``: CR
+schema validation with defaults, config merge) → start status → inventory → four-phase
+rollout (``engine.rollout``) → prune (``engine.prune``) → completion status (written
+only when something but a timestamp changed) → requeue decision. Every write to the CR
+happens here, between steps, on the reconcile's own thread; the defaulted spec stays
+in the session, apart from the CR as the server returned it.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from oper8d.bundle.model import Bundle, ControllerSpec
-from oper8d.bundle.validate import apply_defaults, validate_instance
 from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.base import Cluster
-from oper8d.dag import Graph
 from oper8d.engine import status as st
-from oper8d.engine.config import (
-    CONFIG_DEFAULTS_ANNOTATION,
-    CONFIG_OVERRIDES_KEY,
-    TEMPORARY_PATCHES_ANNOTATION,
-    get_path,
-    is_paused,
-    merge_configs,
-)
+from oper8d.engine.config import is_paused
 from oper8d.engine.deploy import (
     INVENTORY_ANNOTATION,
     AppliedMemory,
     DeployManager,
     component_of,
-    object_key,
+    inventory_of,
 )
-from oper8d.engine.patch import TemporaryPatchRef
+from oper8d.engine.inputs import CrInputs, read_config_maps, resolve_inputs
+from oper8d.engine.prune import prunable, rendered_keys
 from oper8d.engine.rollout import Progress, Rollout, RolloutResult
 from oper8d.engine.session import RandomSource, SecretRandoms, Session
-from oper8d.errors import ClusterError, ConfigError, Problem, ReconcileError
+from oper8d.engine.temporary_patches import temporary_patch_refs
+from oper8d.errors import ClusterError, ReconcileError
 from oper8d.logs import current_reconcile, redact
 from oper8d.objects import Obj
 
 log = logging.getLogger("oper8d.reconcile")
-
-TEMPORARY_PATCH_API_VERSION = "oper8.org/v1"
 
 
 @dataclass
@@ -94,12 +86,10 @@ class Reconciler:
         self.cluster = cluster
         self.options = options or ReconcilerOptions()
         self.kind = controller.resource
-        self._graph = Graph(
-            [c.name for c in controller.components],
-            [(e.upstream, e.downstream) for e in controller.edges],
-        )
         # what the server stored for our applies, kept across reconciles (engine.deploy)
         self._applied = AppliedMemory()
+        # kinds rollouts rendered that the bundle does not write literally (a templated
+        # kind): the inventory step records them for every CR of this controller
 
     # -- entry ---------------------------------------------------------------------------
     def reconcile(self, namespace: str | None, name: str) -> ReconcileResult:
@@ -109,6 +99,7 @@ class Reconciler:
         return self.reconcile_object(cr)
 
     def reconcile_object(self, cr: Obj) -> ReconcileResult:
+        """Reconcile ``cr`` as read from the cluster (or the runtime's cache)."""
         if is_paused(cr):
             return ReconcileResult(requeue_after=None, paused=True)
         meta = cr["metadata"]
@@ -122,8 +113,7 @@ class Reconciler:
                 cr = self._update_cr(
                     cr, lambda m: m.setdefault("finalizers", []).append(self.controller.finalizer)
                 )
-            cr = self._validated(cr)
-            config = self._config(cr)
+            inputs = self._inputs(cr)
         except ReconcileError as err:
             failed = st.error_status(cr.get("status") or {}, err, **self._g(cr))
             written = self._write_status(cr, failed)
@@ -134,60 +124,24 @@ class Reconciler:
                 status_written=written is not None,
             )
         try:
-            return self._rollout(cr, config)
+            return self._rollout(cr, inputs)
         except ClusterError as err:
             # a status write, the CR's inventory or pruning failed: nothing more to do now
             log.warning("reconcile of %s stopped: %s", meta.get("name"), err)
             return ReconcileResult(requeue_after=requeue.after_error, error=err)
 
     # -- the rollout ---------------------------------------------------------------------
-    def _rollout(self, cr: Obj, config: dict[str, Any]) -> ReconcileResult:
-        opts = self.options
-        version = get_path(cr, self.kind.version_path)
-        old_status = cr.get("status") or {}
-        start = st.start_status(
-            old_status, version=_str(version), generation=_gen(cr), now=opts.clock.now()
-        )
-        wrote = False
-        if st.status_changed(old_status, start):
-            cr = self._put_status(cr, start)
-            wrote = True
-
-        randoms = (opts.randoms or _secret_randoms(opts.field_manager))(self.cluster, cr)
-        scope = current_reconcile()  # the runtime's: the same id as the log lines
-        session = Session(
-            bundle=self.bundle,
-            controller=self.controller,
-            cr=cr,
-            config=config,
-            cluster=self.cluster,
-            randoms=randoms,
-            reconcile_id=scope.reconcile_id if scope else uuid.uuid4().hex[:8],
-        )
-        inventory_lock = threading.Lock()
-
-        def record_inventory(kinds: set[str]) -> None:
-            with inventory_lock:
-                session.cr = self._update_cr(
-                    session.cr,
-                    lambda m: m.setdefault("annotations", {}).__setitem__(
-                        INVENTORY_ANNOTATION, ",".join(sorted(kinds))
-                    ),
-                )
-
-        deployer = DeployManager(
-            self.cluster,
-            cr,
-            field_manager=opts.field_manager,
-            record_inventory=record_inventory,
-            memory=self._applied,
-            replace_on_invalid=opts.replace_on_invalid,
-        )
-        deployer.expect_kinds(self.controller.deployed_kinds())
+    def _rollout(self, cr: Obj, inputs: CrInputs) -> ReconcileResult:
+        """Start status → inventory → TemporaryPatches → the four phases → prune →
+        completion status. The CR is written only between these steps, on this thread."""
+        session = self._session(cr, inputs)
+        start, wrote = self._start(session)
+        self._record_inventory(session)
+        deployer = self._deployer(session.cr)
         try:
-            patches = self._temporary_patches(cr)
+            patches = temporary_patch_refs(self.cluster, self.controller, session.cr)
         except ReconcileError as err:
-            failed = st.error_status(start, err, **self._g(cr))
+            failed = st.error_status(start, err, **self._g(session.cr))
             written = self._write_status(session.cr, failed)
             return ReconcileResult(
                 requeue_after=self.controller.requeue.after_error,
@@ -195,32 +149,113 @@ class Reconciler:
                 error=err,
                 status_written=wrote or written is not None,
             )
-        rollout = Rollout(
+        result = Rollout(
             session,
             deployer,
             temporary_patches=patches,
-            max_workers=opts.max_workers,
-            progress=opts.progress,
-        )
-        result = rollout.run()
+            max_workers=self.options.max_workers,
+            progress=self.options.progress,
+        ).run()
         self._prune(result, deployer)
-        projected = self._project(session)
+        return self._complete(session, start, result, wrote, held=bool(deployer.unrecorded))
+
+    def _session(self, cr: Obj, inputs: CrInputs) -> Session:
+        randoms = (self.options.randoms or _secret_randoms(self.options.field_manager))(
+            self.cluster, cr
+        )
+        scope = current_reconcile()  # the runtime's: the same id as the log lines
+        return Session(
+            bundle=self.bundle,
+            controller=self.controller,
+            cr=cr,
+            config=inputs.config,
+            cluster=self.cluster,
+            randoms=randoms,
+            reconcile_id=scope.reconcile_id if scope else uuid.uuid4().hex[:8],
+            spec=inputs.spec,
+        )
+
+    def _start(self, session: Session) -> tuple[dict[str, Any], bool]:
+        """The start status (Initializing / VersionChange), and whether it was written
+        (only when it changed)."""
+        old_status = session.cr.get("status") or {}
+        start = st.start_status(
+            old_status,
+            version=_str(session.version),
+            generation=_gen(session.cr),
+            now=self.options.clock.now(),
+        )
+        if not st.status_changed(old_status, start):
+            return start, False
+        session.cr = self._put_status(session.cr, start)
+        return start, True
+
+    def _deployer(self, cr: Obj) -> DeployManager:
+        return DeployManager(
+            self.cluster,
+            cr,
+            field_manager=self.options.field_manager,
+            memory=self._applied,
+            replace_on_invalid=self.options.replace_on_invalid,
+        )
+
+    def _record_inventory(self, session: Session) -> None:
+        """Record in the CR's inventory annotation every kind this rollout may create: the
+        kinds the bundle declares (literally or in ``kinds:``; nothing else passes
+        ``engine.declared``).
+
+        The one place the inventory is written, before anything is applied: pruning and
+        finalization find a CR's objects only by listing the inventory's kinds, so a kind
+        must be recorded before the first object of it exists. The rollout creates
+        nothing of an unrecorded kind (``DeployManager.require_recorded`` guards it), so an
+        operator killed at any point leaves no object that a later prune could not find."""
+        kinds = {f"{a}/{k}" for a, k in self.controller.deployed_kinds()}
+        if kinds <= set(inventory_of(session.cr)):
+            return
+
+        def record(meta: dict[str, Any]) -> None:
+            # merged with what the live CR names: a kind once recorded is never dropped
+            recorded = set(inventory_of({"metadata": meta})) | kinds
+            meta.setdefault("annotations", {})[INVENTORY_ANNOTATION] = ",".join(sorted(recorded))
+
+        session.cr = self._update_cr(session.cr, record)
+
+    def _prune(self, result: RolloutResult, deployer: DeployManager) -> None:
+        """Delete the owned objects the prune rule (``engine.prune``) says must go."""
+        rendered = rendered_keys(result)
+        for obj in prunable(deployer.owned(), self.controller, result.summary.deployed, rendered):
+            deployer.delete(obj)
+
+    def _complete(
+        self,
+        session: Session,
+        start: dict[str, Any],
+        result: RolloutResult,
+        wrote: bool,
+        *,
+        held: bool,
+    ) -> ReconcileResult:
+        """The completion status (written when more than a timestamp changed) and when to
+        come back: at once when a component waits for its kind to be recorded."""
+        version = _str(session.version)
         final = st.completion_status(
             start,
             result.summary,
-            version=_str(version),
-            generation=_gen(cr),
-            now=opts.clock.now(),
+            version=version,
+            generation=_gen(session.cr),
+            now=self.options.clock.now(),
             kind=self.kind.kind,
-            operator_version=opts.operator_version or self.bundle.operator_version,
-            projected=projected,
+            operator_version=self.options.operator_version or self.bundle.operator_version,
+            projected=self._project(session),
         )
         written = self._write_status(session.cr, final)
         summary = result.summary
         requeue = self.controller.requeue
         if summary.first_error is not None and summary.first_error.fatal:
             after = requeue.after_error
-        elif st.is_stable(final, _str(version)):
+        elif held:
+            after = 0.0
+        elif st.is_stable(final, version):
             after = requeue.after_success
         else:
             after = requeue.while_waiting
@@ -232,29 +267,6 @@ class Reconciler:
             status_written=wrote or written is not None,
             applied=dict(session.rendered),
         )
-
-    def _prune(self, result: RolloutResult, deployer: DeployManager) -> None:
-        """Delete owned objects not rendered this time, for components that were processed
-        (deployed or disabled), and objects of components and hooks the bundle no longer
-        has. Objects of a hook that still exists are its own (a hook may not run every
-        time). Objects are matched by identity, not internal name: an object whose name
-        changed (a Job named after the version) leaves the old one to prune."""
-        processed = set(result.summary.deployed)
-        known = {c.name for c in self.controller.components}
-        hooks = {f"hook-{h.name}" for h in self.controller.hooks}
-        rendered = {
-            object_key(obj)
-            for comp in result.components.values()
-            for obj, _method, _rules in comp.objects.values()
-        } | {object_key(obj) for obj in result.hook_objects.values()}
-        for obj in deployer.owned():
-            component = component_of(obj)
-            if component is None or (component in known and component not in processed):
-                continue
-            if component not in known and component in hooks:
-                continue
-            if object_key(obj) not in rendered:
-                deployer.delete(obj)
 
     def _project(self, session: Session) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -279,7 +291,8 @@ class Reconciler:
             for obj in owned:
                 by_component.setdefault(component_of(obj) or "", []).append(obj)
             # downstream components first; hook and unknown objects last
-            order = self._graph.reverse_order() + sorted(set(by_component) - set(self._graph.nodes))
+            graph = self.controller.graph
+            order = graph.reverse_order() + sorted(set(by_component) - set(graph.nodes))
             for comp in order:
                 objs = by_component.get(comp, [])
                 for obj in objs:
@@ -306,75 +319,14 @@ class Reconciler:
         )
 
     # -- inputs --------------------------------------------------------------------------
-    def _validated(self, cr: Obj) -> Obj:
-        schema = self.kind.schema
-        spec = apply_defaults(cr.get("spec") or {}, schema)
-        problems: list[Problem] = validate_instance(spec, schema, field_prefix="spec")
-        if problems:
-            first = problems[0]
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            raise ConfigError(
-                "; ".join(str(p) for p in problems[:5]) + more, field=first.field or "spec"
-            )
-        return {**cr, "spec": spec}
-
-    def _config(self, cr: Obj) -> dict[str, Any]:
-        config = dict(self.controller.config_defaults)
-        name = get_path(cr, ["metadata", "annotations", CONFIG_DEFAULTS_ANNOTATION])
-        if name:
-            cm = self.cluster.get("v1", "ConfigMap", name, cr["metadata"].get("namespace"))
-            if cm is None:
-                raise ConfigError(
-                    f"ConfigMap '{name}' named by annotation {CONFIG_DEFAULTS_ANNOTATION} "
-                    "does not exist",
-                    field=f"metadata.annotations[{CONFIG_DEFAULTS_ANNOTATION}]",
-                )
-            config = merge_configs(config, cm.get("data") or {})
-        overrides = cr.get(CONFIG_OVERRIDES_KEY) or {}
-        if not isinstance(overrides, dict):
-            raise ConfigError("configOverrides must be a mapping", field=CONFIG_OVERRIDES_KEY)
-        return merge_configs(config, overrides)
-
-    def _temporary_patches(self, cr: Obj) -> list[TemporaryPatchRef]:
-        raw = get_path(cr, ["metadata", "annotations", TEMPORARY_PATCHES_ANNOTATION])
-        policy = self.controller.temporary_patches
-        if not raw or not policy.enabled:
-            return []
-        try:
-            entries = json.loads(raw)
-        except json.JSONDecodeError as err:
-            raise ConfigError(
-                f"annotation {TEMPORARY_PATCHES_ANNOTATION} is not JSON: {err.msg}",
-                field=f"metadata.annotations[{TEMPORARY_PATCHES_ANNOTATION}]",
-            ) from err
-        refs: list[TemporaryPatchRef] = []
-        ns = cr["metadata"].get("namespace")
-        for patch_name, info in sorted((entries or {}).items()):
-            obj = self.cluster.get(TEMPORARY_PATCH_API_VERSION, "TemporaryPatch", patch_name, ns)
-            if obj is None or obj["metadata"].get("deletionTimestamp"):
-                continue
-            spec = obj.get("spec") or {}
-            target_ok = (
-                spec.get("apiVersion") == cr["apiVersion"]
-                and spec.get("kind") == cr["kind"]
-                and spec.get("name") == cr["metadata"]["name"]
-            )
-            patch_type = spec.get("patchType", "patchStrategicMerge")
-            if not target_ok or patch_type not in policy.allowed_types:
-                log.warning(
-                    "ignoring TemporaryPatch %s/%s: not for this CR or type", ns, patch_name
-                )
-                continue
-            refs.append(
-                TemporaryPatchRef(
-                    name=patch_name,
-                    namespace=ns or "",
-                    patch_type=patch_type,
-                    patch=spec.get("patch") or {},
-                    timestamp=str((info or {}).get("timestamp", "")),
-                )
-            )
-        return refs
+    def _inputs(self, cr: Obj) -> CrInputs:
+        """The CR's defaulted spec and merged config (``engine.inputs``), or the
+        ConfigError naming the field that is wrong."""
+        inputs = resolve_inputs(self.controller, cr, read_config_maps(self.cluster, cr))
+        error = inputs.error()
+        if error is not None:
+            raise error
+        return inputs
 
     # -- writes to the CR ----------------------------------------------------------------
     def _g(self, cr: Obj) -> dict[str, Any]:
@@ -399,12 +351,13 @@ class Reconciler:
             if err.status == 404:  # deleted meanwhile
                 return cr
             raise
-        return {**live, "spec": cr.get("spec")}
+        return live
 
     def _update_cr(
         self, cr: Obj, change: Callable[[dict[str, Any]], None], attempts: int = 5
     ) -> Obj:
-        """Read-modify-write of the CR's metadata with conflict retries."""
+        """Read-modify-write of the CR's metadata with conflict retries; returns the CR as
+        the server stored it (``cr`` when it is gone)."""
         for _ in range(attempts):
             live = self.cluster.get(
                 cr["apiVersion"],
@@ -421,8 +374,7 @@ class Reconciler:
                 if err.status == 409:
                     continue
                 raise
-            # keep our defaulted spec; metadata comes from the server
-            return {**cr, "metadata": updated["metadata"]}
+            return updated
         raise ClusterError(f"conflict updating {cr['kind']} {cr['metadata']['name']}", status=409)
 
 

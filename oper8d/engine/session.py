@@ -1,5 +1,10 @@
-"""One reconcile of one CR: the CR, its merged config, the template context and what
-was rendered so far. Created by the reconciler, read by the rollout and templates.
+"""One reconcile of one CR: the CR, its defaulted spec and merged config, the template
+context and what was rendered so far. Created by the reconciler (and by
+``offline.would_delete``), read by the rollout and templates.
+
+The CR is kept as the API server last returned it; the spec with the schema's defaults
+applied (``engine.inputs``) is kept beside it, not written into it, and the two are
+combined only in the view templates see (:attr:`Session.view`).
 """
 
 from __future__ import annotations
@@ -120,7 +125,9 @@ class SecretRandoms:
 
 @dataclass
 class Session:
-    """State of one reconcile. ``rendered`` maps internal name -> the object we applied."""
+    """State of one reconcile. ``cr`` is the CR as the server last returned it (the
+    reconciler replaces it after each write); ``spec`` its spec with schema defaults
+    (None: the CR's own); ``rendered`` maps internal name -> the object we applied."""
 
     bundle: Bundle
     controller: ControllerSpec
@@ -129,12 +136,18 @@ class Session:
     cluster: Cluster
     randoms: RandomSource
     reconcile_id: str = ""
+    spec: Any = None
     rendered: dict[str, Obj] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
+    def view(self) -> Obj:
+        """The CR as templates see it: the server's object with the defaulted spec."""
+        return self.cr if self.spec is None else {**self.cr, "spec": self.spec}
+
+    @property
     def version(self) -> Any:
-        return get_path(self.cr, self.controller.resource.version_path)
+        return get_path(self.view, self.controller.resource.version_path)
 
     @property
     def name(self) -> str:
@@ -150,7 +163,9 @@ class Session:
 
     # -- template context ----------------------------------------------------------------
     def context(self, **extra: Any) -> dict[str, Any]:
-        cr = self.cr
+        """The template context: the CR (``cr``, ``spec`` defaulted, ``metadata``,
+        ``status``), ``config``, the version, and the functions templates may call."""
+        cr = self.view
         ctx: dict[str, Any] = {
             "cr": cr,
             "spec": cr.get("spec") or {},
@@ -159,7 +174,7 @@ class Session:
             "name": self.name,
             "namespace": self.namespace,
             "config": self.config,
-            "version": self.version,
+            "version": get_path(cr, self.controller.resource.version_path),
             "operator": {"name": self.bundle.name, "version": self.bundle.operator_version},
             "scoped_name": lambda n: scoped_name(self.name, str(n)),
             "truncate_name": truncate_name,

@@ -1,9 +1,5 @@
-"""The runtime's cache: the informers' indexed object store, and ``CachedCluster``, the
-``Cluster`` the reconciler uses when running for real.
-
-``ObjectStore`` (used by ``runtime.informer.Informer``) holds one kind's objects by
-(namespace, name) with indexes by uid, by the ``oper8d.io/owner-uid`` label and by
-ownerReference uid. It is not locked: its informer locks around it.
+"""``CachedCluster``: the ``Cluster`` the reconciler uses when running for real, reading
+through the informers (``runtime.informer``) and writing to the API server.
 
 ``CachedCluster`` (created by the manager) serves ``get`` and ``list`` from a synced
 informer of the same group and kind (``apps/v1`` and ``apps/v1beta1`` Deployments share
@@ -17,132 +13,59 @@ one; an exact apiVersion is preferred) when the request is within the informer's
 Every write goes to the API server and the object it returns is handed to the informers
 of that kind (``observe_write``), so the next reconcile reads its own writes before the
 watch event arrives. Deletes are not reflected until the watch reports them.
+
+What it needs of each is declared here: ``CacheSource`` (an informer) and ``ApiServer``
+(``KubeCluster``); the informers' store is ``runtime.store``.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
 
-from oper8d.cluster.base import Method, Propagation
+from oper8d.cluster.base import Cluster, Method, Propagation
 from oper8d.cluster.selectors import as_selector
 from oper8d.kinds import group_of
-from oper8d.objects import OWNER_LABEL, Obj
+from oper8d.objects import Obj
 
 if TYPE_CHECKING:
-    from collections import Counter
-
-    from oper8d.cluster.kube import KubeCluster
     from oper8d.cluster.kube_discovery import Resource
-    from oper8d.runtime.informer import Informer
 
-__all__ = ["CachedCluster", "ObjectStore", "copy_obj", "key_of", "newer", "resource_version"]
-
-Key = tuple[str, str]
+__all__ = ["ApiServer", "CacheSource", "CachedCluster"]
 
 
-def copy_obj(value: Any) -> Any:
-    """A deep copy of JSON-shaped data (dicts, lists, scalars); several times faster than
-    ``copy.deepcopy`` on API objects."""
-    if isinstance(value, dict):
-        return {k: copy_obj(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [copy_obj(v) for v in value]
-    return value
+class CacheSource(Protocol):
+    """What the cache reads through: one synced kind (``runtime.informer.Informer``)."""
+
+    api_version: str
+    kind: str
+    #: None: all namespaces
+    namespace: str | None
+    #: None: every object of the kind
+    label_selector: str | None
+
+    def has_synced(self) -> bool: ...
+
+    def get(self, name: str, namespace: str | None = None) -> Obj | None: ...
+
+    def list(
+        self, namespace: str | None = None, label_selector: str | None = None
+    ) -> list[Obj]: ...
+
+    def observe_write(self, obj: Obj) -> None:
+        """``obj`` was just written (as the API server returned it)."""
+        ...
 
 
-def key_of(obj: Obj) -> Key:
-    """(namespace, name); the namespace is "" for cluster-scoped objects."""
-    meta = obj.get("metadata") or {}
-    return (meta.get("namespace") or "", meta.get("name") or "")
+class ApiServer(Cluster, Protocol):
+    """The API server behind the cache (``KubeCluster``): CRUD, POST and the scope of kinds."""
 
+    def create(self, obj: Obj, *, field_manager: str | None = None) -> Obj: ...
 
-def resource_version(obj: Obj) -> str:
-    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
-
-
-def newer(a: Obj, b: Obj) -> bool | None:
-    """Whether ``a``'s resourceVersion is greater than ``b``'s; None when they cannot be
-    compared (resourceVersions are opaque; the API server's are integers, so comparing
-    them as such is what every client that orders them does)."""
-    try:
-        return int(resource_version(a)) > int(resource_version(b))
-    except ValueError:
-        return None
-
-
-class ObjectStore:
-    """Objects by (namespace, name), with indexes; see the module docstring."""
-
-    def __init__(self) -> None:
-        self._objects: dict[Key, Obj] = {}
-        self._by_uid: dict[str, Key] = {}
-        self._by_owner_label: dict[str, set[Key]] = {}
-        self._by_owner_ref: dict[str, set[Key]] = {}
-
-    def __len__(self) -> int:
-        return len(self._objects)
-
-    def get(self, key: Key) -> Obj | None:
-        return self._objects.get(key)
-
-    def keys(self) -> list[Key]:
-        return list(self._objects)
-
-    def items(self) -> Iterator[tuple[Key, Obj]]:
-        return iter(list(self._objects.items()))
-
-    def put(self, key: Key, obj: Obj) -> None:
-        self.remove(key)
-        self._objects[key] = obj
-        uid, label_owner, ref_owners = _index_values(obj)
-        if uid:
-            self._by_uid[uid] = key
-        if label_owner:
-            self._by_owner_label.setdefault(label_owner, set()).add(key)
-        for owner in ref_owners:
-            self._by_owner_ref.setdefault(owner, set()).add(key)
-
-    def remove(self, key: Key) -> None:
-        obj = self._objects.pop(key, None)
-        if obj is None:
-            return
-        uid, label_owner, ref_owners = _index_values(obj)
-        if uid and self._by_uid.get(uid) == key:
-            del self._by_uid[uid]
-        if label_owner:
-            _discard(self._by_owner_label, label_owner, key)
-        for owner in ref_owners:
-            _discard(self._by_owner_ref, owner, key)
-
-    def by_uid(self, uid: str) -> Obj | None:
-        key = self._by_uid.get(uid)
-        return self._objects.get(key) if key is not None else None
-
-    def by_owner_label(self, uid: str) -> list[Obj]:
-        return [self._objects[k] for k in sorted(self._by_owner_label.get(uid, ()))]
-
-    def by_owner_reference(self, uid: str) -> list[Obj]:
-        return [self._objects[k] for k in sorted(self._by_owner_ref.get(uid, ()))]
-
-
-def _index_values(obj: Obj) -> tuple[str, str, set[str]]:
-    meta = obj.get("metadata") or {}
-    refs = {str(r["uid"]) for r in meta.get("ownerReferences") or [] if r.get("uid")}
-    return (
-        str(meta.get("uid") or ""),
-        str((meta.get("labels") or {}).get(OWNER_LABEL) or ""),
-        refs,
-    )
-
-
-def _discard(index: dict[str, set[Key]], owner: str, key: Key) -> None:
-    keys = index.get(owner)
-    if keys is not None:
-        keys.discard(key)
-        if not keys:
-            del index[owner]
+    def resource(self, api_version: str, kind: str) -> Resource:
+        """Where a kind lives (its ``namespaced`` scope); a 404 ClusterError when unknown."""
+        ...
 
 
 def _requirements(selector: str | None) -> frozenset[tuple[str, str, tuple[str, ...]]]:
@@ -165,9 +88,9 @@ def _implies(wanted: frozenset[tuple[str, str, tuple[str, ...]]], selector: str)
 class CachedCluster:
     """A ``Cluster`` reading through informers; see the module docstring."""
 
-    def __init__(self, cluster: KubeCluster, informers: Mapping[tuple[str, str], Informer]):
+    def __init__(self, cluster: ApiServer, informers: Mapping[tuple[str, str], CacheSource]):
         self.cluster = cluster
-        self._informers: dict[tuple[str, str], list[Informer]] = {}
+        self._informers: dict[tuple[str, str], list[CacheSource]] = {}
         for (api_version, kind), informer in informers.items():
             self._informers.setdefault((group_of(api_version), kind), []).append(informer)
 
@@ -204,7 +127,7 @@ class CachedCluster:
             return informer.list(scope, label_selector)
         return self.cluster.list(api_version, kind, namespace, label_selector)
 
-    def _readers(self, api_version: str, kind: str) -> builtins.list[Informer]:
+    def _readers(self, api_version: str, kind: str) -> builtins.list[CacheSource]:
         """Synced informers of the group and kind: the exact apiVersion first, then those
         without a label selector."""
         candidates = self._informers.get((group_of(api_version), kind), [])
@@ -248,18 +171,6 @@ class CachedCluster:
                 informer.observe_write(written)
         return written
 
-    # -- the underlying client's accounting ---------------------------------------------
-    @property
-    def requests(self) -> Counter[str]:
-        """HTTP requests per verb of the underlying ``KubeCluster`` (cache hits are none)."""
-        return self.cluster.requests
-
-    @property
-    def writes(self) -> int:
-        return self.cluster.writes
-
-    def reset_requests(self) -> None:
-        self.cluster.reset_requests()
-
+    # -- discovery ---------------------------------------------------------------------
     def resource(self, api_version: str, kind: str) -> Resource:
         return self.cluster.resource(api_version, kind)

@@ -4,25 +4,29 @@ it deploys, the event handlers that enqueue CRs, and the workers that reconcile 
 Created by the manager. Keys are ``(namespace, name)`` of CRs. An event on an owned object
 enqueues the CR that owns it (owner reference, or the ``oper8d.io/owner-uid`` label), so a
 Deployment becoming available wakes its CR at once instead of at the next requeue.
+
+What it needs of its collaborators is declared here as protocols (``EventSource``,
+``CrSource``, ``Reconciles``), so it runs over fakes in the unit tests; time comes from
+the injected clock.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
-from collections.abc import Hashable
-from dataclasses import dataclass
-from typing import cast
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, cast
 
 from oper8d.bundle.model import Bundle, ControllerSpec
-from oper8d.cluster.base import Cluster
-from oper8d.engine.reconcile import Reconciler, ReconcileResult
+from oper8d.clock import Clock, SystemClock
+from oper8d.cluster.base import ClusterReader
+from oper8d.engine.reconcile import ReconcileResult
 from oper8d.errors import ReconcileError
 from oper8d.logs import cr_key, new_reconcile_id, reconcile_context
 from oper8d.objects import OWNER_LABEL, Obj
 from oper8d.runtime.events import EventRecorder
-from oper8d.runtime.informer import Informer
+from oper8d.runtime.informer import Handler
 from oper8d.runtime.metrics import Metrics
 from oper8d.runtime.predicates import cr_update_matters, is_paused
 from oper8d.runtime.queue import WorkQueue
@@ -32,19 +36,43 @@ log = logging.getLogger("oper8d.controller")
 Key = tuple[str | None, str]
 
 
+class EventSource(Protocol):
+    """Tells handlers about changes to one kind (``runtime.informer.Informer``)."""
+
+    def add_handler(self, handler: Handler) -> None: ...
+
+
+class CrSource(EventSource, Protocol):
+    """An ``EventSource`` of CRs that also answers from its cache."""
+
+    def list(
+        self, namespace: str | None = None, label_selector: str | None = None
+    ) -> list[Obj]: ...
+
+    def by_uid(self, uid: str) -> Obj | None: ...
+
+
+class Reconciles(Protocol):
+    """Reconciles one CR (``engine.reconcile.Reconciler``)."""
+
+    def reconcile_object(self, cr: Obj) -> ReconcileResult: ...
+
+
 @dataclass
 class ControllerRuntime:
     """The running parts of one controller (see the module docstring)."""
 
     bundle: Bundle
     spec: ControllerSpec
-    cluster: Cluster
-    reconciler: Reconciler
+    #: where the CR is read before each reconcile (the manager's cache)
+    cluster: ClusterReader
+    reconciler: Reconciles
     queue: WorkQueue
-    cr_informers: list[Informer]
-    owned_informers: list[Informer]
+    cr_informers: Sequence[CrSource]
+    owned_informers: Sequence[EventSource]
     metrics: Metrics
     events: EventRecorder | None = None
+    clock: Clock = field(default_factory=SystemClock)
 
     def __post_init__(self) -> None:
         self._workers: list[threading.Thread] = []
@@ -52,8 +80,8 @@ class ControllerRuntime:
         self._idle = threading.Condition()
         for inf in self.cr_informers:
             inf.add_handler(self._on_cr_event)
-        for inf in self.owned_informers:
-            inf.add_handler(self._on_owned_event)
+        for owned in self.owned_informers:
+            owned.add_handler(self._on_owned_event)
 
     # -- event handlers ------------------------------------------------------------------
     def _on_cr_event(self, event: str, obj: Obj, old: Obj | None) -> None:
@@ -102,28 +130,34 @@ class ControllerRuntime:
                     self.queue.add((cr["metadata"].get("namespace"), cr["metadata"]["name"]))
 
     def _work(self) -> None:
-        while True:
-            key = self.queue.get()
-            if key is None:
-                return
+        while self.process_next():
+            pass
+
+    def process_next(self, timeout: float | None = None) -> bool:
+        """Take the next key from the queue and reconcile it (what each worker does in a
+        loop); False when the queue shut down or ``timeout`` seconds passed with no key."""
+        key = self.queue.get(timeout)
+        if key is None:
+            return False
+        with self._idle:
+            self._in_flight += 1
+        try:
+            self._reconcile(key)
+        finally:
+            self.queue.done(key)
             with self._idle:
-                self._in_flight += 1
-            try:
-                self._reconcile(key)
-            finally:
-                self.queue.done(key)
-                with self._idle:
-                    self._in_flight -= 1
-                    self._idle.notify_all()
+                self._in_flight -= 1
+                self._idle.notify_all()
+        return True
 
     def _reconcile(self, key: Hashable) -> None:
-        namespace, name = cast(tuple[str | None, str], key)
+        namespace, name = cast(Key, key)
         # every line logged and every event recorded from here on names this reconcile
         with reconcile_context(new_reconcile_id(), cr_key(namespace, name)):
             self._reconcile_in_context(key, namespace, name)
 
     def _reconcile_in_context(self, key: Hashable, namespace: str | None, name: str) -> None:
-        started = time.monotonic()
+        started = self.clock.monotonic()
         kind = self.spec.resource
         before = self.cluster.get(kind.api_version, kind.kind, name, namespace)
         if before is None:  # deleted (and finalized) since it was queued
@@ -138,7 +172,7 @@ class ControllerRuntime:
             self.queue.add_rate_limited(key)
             self._record_error(before, err)
             return
-        self.metrics.reconcile_duration(self.spec.name, time.monotonic() - started)
+        self.metrics.reconcile_duration(self.spec.name, self.clock.monotonic() - started)
         self._after(key, before, result)
 
     def _after(self, key: Hashable, before: Obj | None, result: ReconcileResult) -> None:
@@ -175,20 +209,24 @@ class ControllerRuntime:
             )
 
     def wait_idle(self, timeout: float) -> bool:
-        """Wait until no reconcile is running (for a graceful stop)."""
-        deadline = time.monotonic() + timeout
+        """Wait until no reconcile is running (for a graceful stop); False when some still
+        ran after ``timeout`` seconds of the injected clock."""
+        deadline = self.clock.monotonic() + timeout
         with self._idle:
             while self._in_flight:
-                left = deadline - time.monotonic()
+                left = deadline - self.clock.monotonic()
                 if left <= 0:
                     return False
                 self._idle.wait(left)
         return True
 
-    def join_workers(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
+    def join_workers(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds (of the injected clock; with a FakeClock each
+        join may take ``timeout``) for the worker threads to end; True when they all did."""
+        deadline = self.clock.monotonic() + timeout
         for t in self._workers:
-            t.join(max(0.0, deadline - time.monotonic()))
+            t.join(max(0.0, deadline - self.clock.monotonic()))
+        return not any(t.is_alive() for t in self._workers)
 
 
 def owned_kinds(spec: ControllerSpec) -> list[tuple[str, str]]:

@@ -34,27 +34,61 @@ import builtins
 import logging
 import queue
 import threading
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.selectors import as_selector
 from oper8d.errors import ClusterError
 from oper8d.objects import Obj
-from oper8d.runtime.cache import ObjectStore, copy_obj, key_of, newer, resource_version
+from oper8d.runtime.store import ObjectStore, copy_obj, key_of, newer, resource_version
 
-if TYPE_CHECKING:
-    from oper8d.cluster.kube import KubeCluster
-    from oper8d.cluster.kube_transport import EventStream
-
-__all__ = ["Handler", "Informer"]
+__all__ = ["Handler", "Informer", "ListWatch", "WatchStream"]
 
 log = logging.getLogger("oper8d.informer")
 
 #: ``handler(event, obj, old)``; see the module docstring
 Handler = Callable[[str, Obj, Obj | None], None]
+
+
+class WatchStream(Protocol):
+    """One open watch (``cluster.kube_transport.EventStream``): events
+    ``{"type": ..., "object": {...}}`` until the server ends it or it is closed."""
+
+    def __iter__(self) -> Iterator[dict[str, Any]]: ...
+
+    def close(self) -> None:
+        """End the stream; safe from any thread, idempotent."""
+        ...
+
+
+class ListWatch(Protocol):
+    """Where an informer lists and watches a kind (``KubeCluster``). Errors are
+    ``ClusterError``: 410 on ``watch`` when ``resource_version`` is too old."""
+
+    def list_with_version(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> tuple[list[Obj], str]:
+        """The objects and the resourceVersion a watch continues from."""
+        ...
+
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        resource_version: str,
+        timeout_seconds: int = 300,
+    ) -> WatchStream:
+        """The changes after ``resource_version``, until ``timeout_seconds`` or ``close()``."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -92,7 +126,7 @@ class Informer:
 
     def __init__(
         self,
-        cluster: KubeCluster,
+        cluster: ListWatch,
         api_version: str,
         kind: str,
         *,
@@ -129,7 +163,7 @@ class Informer:
         self._handlers: list[Handler] = []
         self._events: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._synced = threading.Event()
-        self._stream: EventStream | None = None
+        self._stream: WatchStream | None = None
         self._version: str | None = None
         self._failures = 0
         self._threads: list[threading.Thread] = []
@@ -169,11 +203,11 @@ class Informer:
         if stream is not None:
             stream.close()
         self._events.put(_STOP)
-        # joining threads is real waiting, whatever the injected clock says
-        deadline = time.monotonic() + timeout
+        # measured with the injected clock: with a FakeClock each join may take ``timeout``
+        deadline = self._clock.monotonic() + timeout
         others = [t for t in self._threads if t is not threading.current_thread()]
         for thread in others:
-            thread.join(max(0.0, deadline - time.monotonic()))
+            thread.join(max(0.0, deadline - self._clock.monotonic()))
         return not any(t.is_alive() for t in others)
 
     def has_synced(self) -> bool:

@@ -6,7 +6,8 @@ controller, the TemporaryPatch controller, leader election (only the leader runs
 workers), the health/ready/metrics endpoints and a graceful stop (stop taking work,
 let in-flight reconciles finish within a grace period, release the lease).
 
-Used by ``oper8d run`` and the integration tests.
+Used by ``oper8d run``, the integration tests, and the unit tests over an in-memory API
+server: it needs no more of the cluster than ``ManagedApi`` declares.
 """
 
 from __future__ import annotations
@@ -15,16 +16,17 @@ import logging
 import os
 import socket
 import threading
+from collections.abc import Callable
+from typing import Protocol
 
 from oper8d.bundle.model import Bundle
-from oper8d.cluster.kube import KubeCluster
 from oper8d.engine.reconcile import Reconciler, ReconcilerOptions
 from oper8d.errors import ClusterError
 from oper8d.objects import OWNER_LABEL
-from oper8d.runtime.cache import CachedCluster
+from oper8d.runtime.cache import ApiServer, CachedCluster
 from oper8d.runtime.controller import ControllerRuntime, owned_kinds
 from oper8d.runtime.events import EventRecorder
-from oper8d.runtime.informer import Informer
+from oper8d.runtime.informer import Informer, ListWatch
 from oper8d.runtime.leaderelection import LeaderElector
 from oper8d.runtime.metrics import Metrics
 from oper8d.runtime.options import ManagerOptions
@@ -36,12 +38,21 @@ from oper8d.runtime.temporarypatch import TemporaryPatchSync
 
 log = logging.getLogger("oper8d.manager")
 
+class ManagedApi(ListWatch, ApiServer, Protocol):
+    """The API server as the manager uses it (``KubeCluster``): lists and watches for the
+    informers, CRUD and discovery for the cache, the TemporaryPatch controller, Events and
+    the Lease. The manager counts requests through ``on_request`` when it is unset."""
+
+    #: ``on_request(verb, http_code)`` after every request (code None: unreachable)
+    on_request: Callable[[str, int | None], None] | None
+
+
 
 
 class Manager:
     """See the module docstring. ``start()`` returns at once; ``stop()`` is graceful."""
 
-    def __init__(self, bundle: Bundle, cluster: KubeCluster, options: ManagerOptions | None = None):
+    def __init__(self, bundle: Bundle, cluster: ManagedApi, options: ManagerOptions | None = None):
         self.bundle = bundle
         self.api = cluster
         self.options = opts = options or ManagerOptions()
@@ -130,6 +141,7 @@ class Manager:
                     events=EventRecorder(self.api, controller=spec.name, clock=opts.clock)
                     if opts.events
                     else None,
+                    clock=opts.clock,
                 )
             )
         self._temporary_patches()

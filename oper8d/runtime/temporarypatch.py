@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from oper8d.clock import Clock, SystemClock, rfc3339
-from oper8d.cluster.base import Cluster
 from oper8d.engine.config import TEMPORARY_PATCHES_ANNOTATION
 from oper8d.errors import ClusterError
 from oper8d.objects import Obj
@@ -27,12 +26,24 @@ KIND = "TemporaryPatch"
 FINALIZER = "finalizers.temporarypatch.oper8.org"
 
 
+class PatchClient(Protocol):
+    """What the controller needs of a cluster (``KubeCluster``, ``MemoryCluster``)."""
+
+    def get(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> Obj | None: ...
+
+    def update(self, obj: Obj) -> Obj:
+        """PUT; 409 ClusterError when ``metadata.resourceVersion`` is stale."""
+        ...
+
+
 class TemporaryPatchSync:
     """Keeps target CR annotations in step with TemporaryPatch objects."""
 
     def __init__(
         self,
-        cluster: Cluster,
+        cluster: PatchClient,
         *,
         targets: set[tuple[str, str]],
         clock: Clock | None = None,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from oper8d.runtime.manager import ManagerOptions
+from oper8d.runtime.options import ManagerOptions
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "Dockerfile"

@@ -1,0 +1,106 @@
+"""Phase 1 of a rollout for one component: its edge conditions checked, its objects
+rendered (``engine.render``), stamped and applied (``engine.deploy``); a disabled
+component has what it deployed earlier deleted.
+
+Called by ``engine.rollout`` on the DAG runner's worker threads, one call per component,
+in dependency order. Writes only objects: the CR itself (inventory, status) is written by
+the reconciler before and after the rollout, never from here.
+"""
+
+from __future__ import annotations
+
+from oper8d.bundle.model import ComponentSpec
+from oper8d.engine.deploy import DeployManager, component_of
+from oper8d.engine.progress import RolloutState
+from oper8d.engine.render import RenderedComponent, RenderedObject, Renderer, holds
+from oper8d.engine.session import Session
+from oper8d.errors import ExpectedError, PreconditionError, ReconcileError, RolloutError
+from oper8d.logs import component_context
+
+__all__ = ["DeployPhase"]
+
+
+class DeployPhase:
+    """Deploys components of one session; call it with a component name."""
+
+    def __init__(
+        self,
+        session: Session,
+        deployer: DeployManager,
+        renderer: Renderer,
+        state: RolloutState,
+    ) -> None:
+        self.session = session
+        self.deployer = deployer
+        self.renderer = renderer
+        self.state = state
+
+    def __call__(self, name: str) -> None:
+        with component_context(name):
+            self._deploy(name)
+
+    def _deploy(self, name: str) -> None:
+        progress = self.state.progress
+        progress.update(name, "deploying")
+        try:
+            self._check_edges(name)
+            rendered = self._prepared(name, self.renderer.render_component(self._spec(name)))
+            self.state.rendered(name, rendered)
+            written = self._apply(rendered)
+            if rendered.disabled:
+                self._delete_objects_of(name)
+        except ExpectedError as err:
+            self.state.wait(name, err.message)
+            raise
+        except ReconcileError as err:
+            progress.update(name, "failed", err.message)
+            raise
+        except Exception as err:  # a bug or an unexpected client error: fail this component only
+            progress.update(name, "failed", repr(err))
+            raise RolloutError(f"component '{name}': {err!r}") from err
+        if rendered.disabled:
+            progress.update(name, "disabled")
+        else:
+            total = len(rendered.objects)
+            detail = f"{written} of {total} applied" if written else f"{total} unchanged"
+            progress.update(name, "deployed", detail)
+
+    def _spec(self, name: str) -> ComponentSpec:
+        return self.session.controller.component(name)
+
+    def _check_edges(self, name: str) -> None:
+        """Raise PreconditionError while an incoming edge's ``when`` does not hold."""
+        for edge in self.session.controller.edges:
+            if edge.downstream != name or edge.when is None:
+                continue
+            if not holds(edge.when, self.session.context(component=name)):
+                raise PreconditionError(
+                    f"waiting for {edge.upstream}: {edge.when.source}", pos=edge.pos
+                )
+
+    def _prepared(self, name: str, rendered: RenderedComponent) -> RenderedComponent:
+        """``rendered`` with each object stamped for apply (namespace, ownership)."""
+        objects = {
+            internal: RenderedObject(
+                internal, self.deployer.prepare(item.obj, internal, name), item.resource
+            )
+            for internal, item in rendered.objects.items()
+        }
+        return RenderedComponent(objects=objects, disabled=rendered.disabled)
+
+    def _apply(self, rendered: RenderedComponent) -> int:
+        """Apply the component's objects, all of whose kinds the CR's inventory must name
+        first (else nothing is applied); returns how many were written."""
+        self.deployer.require_recorded(item.obj for item in rendered.objects.values())
+        written = 0
+        for internal, item in rendered.objects.items():
+            _live, wrote = self.deployer.apply(item.obj, item.resource.method)
+            written += wrote
+            self.session.record(internal, item.obj)
+        return written
+
+    def _delete_objects_of(self, name: str) -> None:
+        """Delete what a now-disabled component deployed earlier (once: then it is gone)."""
+        for obj in self.deployer.owned():
+            if component_of(obj) == name:
+                self.deployer.delete(obj)

@@ -1,0 +1,118 @@
+"""What a reconcile renders with, from a CR: its spec validated against the bundle's schema
+with the schema's defaults applied, and its config (bundle defaults < the ConfigMap named by
+``oper8.org/config-defaults`` < the CR's ``configOverrides``).
+
+One pure function, :func:`resolve_inputs`, so that ``oper8d validate`` (``cli.inputs``),
+the reconciler and ``offline.would_delete`` cannot disagree about a CR. Reading the
+ConfigMap is I/O and stays with the caller (:func:`read_config_maps`); a caller without a
+cluster passes ``None`` and the reference is not checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from oper8d.bundle.model import ControllerSpec
+from oper8d.bundle.spec_schema import apply_defaults, validate_instance
+from oper8d.cluster.base import ClusterReader
+from oper8d.engine.config import (
+    CONFIG_DEFAULTS_ANNOTATION,
+    CONFIG_OVERRIDES_KEY,
+    get_path,
+    merge_configs,
+)
+from oper8d.errors import ConfigError, Problem
+
+__all__ = ["CrInputs", "config_map_name", "read_config_maps", "resolve_inputs"]
+
+#: the CR field a missing config-defaults ConfigMap is reported at
+CONFIG_DEFAULTS_FIELD = f"metadata.annotations[{CONFIG_DEFAULTS_ANNOTATION}]"
+
+
+@dataclass(frozen=True)
+class CrInputs:
+    """A CR's resolved inputs. ``spec`` has the schema defaults applied; ``config`` is the
+    merged config; the problems say why the CR cannot be reconciled (both empty: it can)."""
+
+    spec: Any
+    config: dict[str, Any]
+    #: the spec's schema violations, each naming its field
+    spec_problems: tuple[Problem, ...] = ()
+    #: a missing config-defaults ConfigMap, a ``configOverrides`` that is not a mapping
+    config_problems: tuple[Problem, ...] = ()
+
+    @property
+    def problems(self) -> tuple[Problem, ...]:
+        return self.spec_problems + self.config_problems
+
+    def error(self) -> ConfigError | None:
+        """The error a reconcile reports for these inputs: the spec's violations (the first
+        five, one message) before a config problem; None when there is none."""
+        if self.spec_problems:
+            problems = self.spec_problems
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            return ConfigError(
+                "; ".join(str(p) for p in problems[:5]) + more,
+                field=problems[0].field or "spec",
+            )
+        if self.config_problems:
+            first = self.config_problems[0]
+            return ConfigError(first.message, field=first.field)
+        return None
+
+
+def config_map_name(cr: Mapping[str, Any]) -> str | None:
+    """The ConfigMap the CR names for its config defaults, if any."""
+    name = get_path(cr, ["metadata", "annotations", CONFIG_DEFAULTS_ANNOTATION])
+    return str(name) if name else None
+
+
+def read_config_maps(cluster: ClusterReader, cr: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The ConfigMap ``cr`` names, read from ``cluster``, as ``{name: data}`` (empty when it
+    names none or the ConfigMap does not exist) for :func:`resolve_inputs`."""
+    name = config_map_name(cr)
+    if name is None:
+        return {}
+    meta = cr.get("metadata") or {}
+    cm = cluster.get("v1", "ConfigMap", name, meta.get("namespace"))
+    return {} if cm is None else {name: cm.get("data") or {}}
+
+
+def resolve_inputs(
+    controller: ControllerSpec,
+    cr: Mapping[str, Any],
+    config_maps: Mapping[str, Mapping[str, Any]] | None,
+) -> CrInputs:
+    """Validate and default ``cr``'s spec and merge its config, without I/O.
+
+    ``config_maps`` holds the ConfigMaps the CR may name (``read_config_maps``); ``None``
+    means there is no cluster to look in (``oper8d validate``): a named ConfigMap is then
+    neither checked nor merged. Schema defaults are applied before validation, the order
+    the API server uses. ``cr`` is not changed."""
+    schema = controller.resource.schema
+    spec = apply_defaults(cr.get("spec") or {}, schema)
+    spec_problems = validate_instance(spec, schema, field_prefix="spec")
+    config_problems: list[Problem] = []
+    config = dict(controller.config_defaults)
+    name = config_map_name(cr)
+    if name is not None and config_maps is not None:
+        if name in config_maps:
+            config = merge_configs(config, config_maps[name])
+        else:
+            config_problems.append(
+                Problem(
+                    f"ConfigMap '{name}' named by annotation {CONFIG_DEFAULTS_ANNOTATION} "
+                    "does not exist",
+                    field=CONFIG_DEFAULTS_FIELD,
+                )
+            )
+    overrides = cr.get(CONFIG_OVERRIDES_KEY) or {}
+    if isinstance(overrides, Mapping):
+        config = merge_configs(config, overrides)
+    else:
+        config_problems.append(
+            Problem("configOverrides must be a mapping", field=CONFIG_OVERRIDES_KEY)
+        )
+    return CrInputs(spec, config, tuple(spec_problems), tuple(config_problems))

@@ -1,0 +1,214 @@
+"""Rendering: a component's templates turned into the objects it wants, patched. No writes.
+
+Used by the rollout's deploy phase and hooks (``engine.deploy_phase``, ``engine.hooks``)
+and by ``offline.would_delete``. Objects come out of a bundle's templates in exactly one
+place, :func:`render_resource` (component instances and hooks alike), before any patch
+or apply touches them: a check of what a template produced belongs there.
+
+A component renders once per instance (``forEach`` items, else one), each instance's
+objects named ``<instance>.<resource>`` (``<instance>.<resource>-<kind>[-<name>]`` for a
+text template of several documents). Bundle patches apply next, then TemporaryPatches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jinja2.exceptions import UndefinedError
+
+from oper8d.bundle.model import ComponentSpec, ResourceSpec
+from oper8d.engine.declared import check_declared, check_shape
+from oper8d.engine.patch import (
+    TemporaryPatchRef,
+    apply_temporary_patches,
+    check_identity_preserved,
+    json_patch,
+    strategic_merge,
+)
+from oper8d.engine.session import Session
+from oper8d.errors import ConfigError, ReconcileError, RolloutError
+from oper8d.limits import LimitExceeded
+from oper8d.logs import mark_secret
+from oper8d.objects import Obj
+from oper8d.template import Expr
+
+__all__ = [
+    "RenderedComponent",
+    "RenderedObject",
+    "Renderer",
+    "holds",
+    "render_resource",
+]
+
+
+@dataclass(frozen=True)
+class RenderedObject:
+    """One object a resource rendered: its internal name, the object, and the resource
+    it came from (its deploy method and readiness rules)."""
+
+    internal: str
+    obj: Obj
+    resource: ResourceSpec
+
+
+@dataclass
+class RenderedComponent:
+    """What one component rendered in a rollout, by internal name. ``disabled``: its
+    ``enabled`` condition was false, and ``objects`` is empty."""
+
+    objects: dict[str, RenderedObject] = field(default_factory=dict)
+    disabled: bool = False
+
+
+def render_resource(res: ResourceSpec, instance: str, ctx: dict[str, Any]) -> list[RenderedObject]:
+    """The objects resource ``res`` renders for ``instance`` (a component instance, or
+    ``hook-<name>``) in context ``ctx``: the one place objects come out of templates, for
+    components and hooks alike. Each is checked to be a named Kubernetes object and marked
+    for redaction before anything can log it; no patch has touched it yet."""
+    return [RenderedObject(internal, obj, res) for internal, obj in _render(res, instance, ctx)]
+
+
+def _render(res: ResourceSpec, instance: str, ctx: dict[str, Any]) -> list[tuple[str, Obj]]:
+    if res.object is not None:
+        obj = res.object.render(ctx)
+        check_shape(obj, res, f"{instance}.{res.name}")
+        mark_secret(obj)  # before anything can log it
+        return [(f"{instance}.{res.name}", obj)]
+    assert res.template is not None
+    docs = res.template.render(ctx)
+    for doc in docs:
+        check_shape(doc, res, f"{instance}.{res.name}")
+        mark_secret(doc)
+    if len(docs) == 1:
+        return [(f"{instance}.{res.name}", docs[0])]
+    # several documents: "<resource>-<kind>", plus "-<name>" when the kind repeats
+    kinds = [d["kind"].lower() for d in docs]
+    return [
+        (
+            f"{instance}.{res.name}-{kind}"
+            + (f"-{d['metadata']['name']}" if kinds.count(kind) > 1 else ""),
+            d,
+        )
+        for kind, d in zip(kinds, docs, strict=True)
+    ]
+
+
+class Renderer:
+    """Renders the components of one session, with the CR's TemporaryPatches."""
+
+    def __init__(
+        self, session: Session, temporary_patches: Sequence[TemporaryPatchRef] = ()
+    ) -> None:
+        self.session = session
+        self.temporary_patches = list(temporary_patches)
+
+    def render_component(self, comp: ComponentSpec) -> RenderedComponent:
+        """Every object of every instance of ``comp``, patched (no writes). A disabled
+        component renders nothing and says so."""
+        base = self.session.context(component=comp.name)
+        if comp.enabled is not None and not comp.enabled.evaluate(base):
+            return RenderedComponent(disabled=True)
+        result = RenderedComponent()
+        for instance, ctx in self._instances(comp, base):
+            for res in comp.resources:
+                try:
+                    for item in render_resource(res, instance, ctx):
+                        obj = self._patch(comp, item, ctx)
+                        mark_secret(obj)  # a patch may have added values
+                        # after patches: neither a template nor a patch may leave the
+                        # declaration
+                        check_declared(obj, res, item.internal, ctx, self.session.namespace)
+                        result.objects[item.internal] = RenderedObject(item.internal, obj, res)
+                except ReconcileError:
+                    raise
+                except Exception as err:  # a bug: say where, so it can be reported and fixed
+                    raise RolloutError(
+                        f"resource '{instance}.{res.name}' of component '{comp.name}': "
+                        f"internal error while rendering: {type(err).__name__}: {err}",
+                        pos=res.pos,
+                    ) from err
+        return result
+
+    def _instances(
+        self, comp: ComponentSpec, base: dict[str, Any]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """(instance name, context) of each instance: one per ``forEach`` item."""
+        fe = comp.for_each
+        if fe is None:
+            return [(comp.name, base)]
+        items = fe.items.evaluate(base)
+        if items is None:
+            return []
+        if not isinstance(items, list):
+            raise ConfigError(
+                f"forEach.items of component '{comp.name}' must be a list, got "
+                f"{type(items).__name__}",
+                pos=fe.items.pos,
+            )
+        limit = fe.items.limits.for_each_items
+        if len(items) > limit:
+            detail = f"forEach.items of component '{comp.name}' has {len(items)} items"
+            hit = LimitExceeded("for_each_items", f"{detail} (at most {limit})")
+            raise ConfigError(str(hit), pos=fe.items.pos)
+        out: list[tuple[str, dict[str, Any]]] = []
+        seen: set[str] = set()
+        for index, item in enumerate(items):
+            ctx = {**base, fe.var: item, "index": index}
+            if fe.key is not None:
+                key = fe.key.evaluate(ctx)
+            elif isinstance(item, dict) and "name" in item:
+                key = item["name"]
+            else:
+                key = index
+            instance = f"{comp.name}-{key}"
+            if instance in seen:
+                raise ConfigError(
+                    f"forEach of component '{comp.name}': two items have the key '{key}'",
+                    pos=fe.items.pos,
+                )
+            seen.add(instance)
+            out.append((instance, {**ctx, "component": instance}))
+        return out
+
+    def _patch(self, comp: ComponentSpec, item: RenderedObject, ctx: dict[str, Any]) -> Obj:
+        """``item``'s object with the component's patches that target it, then the CR's
+        TemporaryPatches (when the policy allows its kind)."""
+        obj = item.obj
+        for patch in comp.patches:
+            if patch.target_resource and patch.target_resource != item.resource.name:
+                continue
+            if patch.target_kind and patch.target_kind != obj.get("kind"):
+                continue
+            if patch.target_name and patch.target_name != obj["metadata"].get("name"):
+                continue
+            body = patch.patch.render(ctx)
+            before = obj
+            if patch.type == "json6902":
+                obj = json_patch(obj, body)
+            else:
+                obj = strategic_merge(
+                    obj, body, kind=obj.get("kind"), api_version=obj.get("apiVersion")
+                )
+            check_identity_preserved(before, obj, source=str(patch.pos))
+        if self.temporary_patches and self._patchable(obj):
+            obj = apply_temporary_patches(obj, item.internal, self.temporary_patches)
+        return obj
+
+    def _patchable(self, obj: Obj) -> bool:
+        policy = self.session.controller.temporary_patches
+        if not policy.enabled:
+            return False
+        return not policy.allowed_kinds or obj.get("kind") in policy.allowed_kinds
+
+
+def holds(expr: Expr, context: dict[str, Any]) -> bool:
+    """Evaluate a condition over live objects. A field that does not exist yet (an object
+    not created, a status not written) means "not yet", not a broken bundle."""
+    try:
+        return bool(expr.evaluate(context))
+    except ConfigError as err:
+        if isinstance(err.__cause__, UndefinedError):
+            return False
+        raise

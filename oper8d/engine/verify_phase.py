@@ -1,0 +1,114 @@
+"""Phase 3 of a rollout for one component: its objects' readiness read from the cluster
+and judged by their rules (``engine.verify``), then the component's own ``readyWhen``.
+
+Called by ``engine.rollout`` on the DAG runner's worker threads over the components the
+deploy phase completed. Reads only; a component that is not ready yet raises
+``VerificationError`` (it waits), one that failed raises ``RolloutError``.
+"""
+
+from __future__ import annotations
+
+from oper8d.bundle.model import ReadyRule
+from oper8d.engine.progress import RolloutState
+from oper8d.engine.render import holds
+from oper8d.engine.session import Session
+from oper8d.engine.verify import (
+    Readiness,
+    builtin_readiness,
+    combine,
+    condition_readiness,
+    exists_readiness,
+    subsystem_readiness,
+)
+from oper8d.errors import RolloutError, VerificationError
+from oper8d.kinds import ref_of
+from oper8d.logs import component_context
+from oper8d.objects import Obj
+
+__all__ = ["VerifyPhase"]
+
+
+class VerifyPhase:
+    """Verifies components of one session; call it with a component name."""
+
+    def __init__(self, session: Session, state: RolloutState) -> None:
+        self.session = session
+        self.state = state
+
+    def __call__(self, name: str) -> None:
+        with component_context(name):
+            self._verify(name)
+
+    def _verify(self, name: str) -> None:
+        progress = self.state.progress
+        rendered = self.state.component(name)
+        if rendered is None or rendered.disabled:
+            progress.update(name, "verified", "disabled")
+            return
+        progress.update(name, "verifying")
+        results: list[Readiness] = []
+        for internal, item in rendered.objects.items():
+            meta = item.obj["metadata"]
+            live = self.session.cluster.get(
+                item.obj["apiVersion"], item.obj["kind"], meta["name"], meta.get("namespace")
+            )
+            results.append(self._check_rules(live, item.obj, item.resource.ready, internal))
+        comp = self.session.controller.component(name)
+        for rule in comp.ready:
+            assert rule.expr is not None
+            if not holds(rule.expr, self.session.context(component=name)):
+                results.append(
+                    Readiness(
+                        "waiting", "ReadyWhen", rule.message or f"{rule.expr.source} is false"
+                    )
+                )
+        overall = combine(results) if results else Readiness("ready", "NoObjects", "")
+        if overall.state == "failed":
+            progress.update(name, "failed", overall.message)
+            raise RolloutError(f"component '{name}' failed: {overall.message}")
+        if overall.state == "waiting":
+            self.state.wait(name, overall.message)
+            raise VerificationError(f"component '{name}' is not ready: {overall.message}")
+        progress.update(name, "verified")
+
+    def _check_rules(
+        self, live: Obj | None, wanted: Obj, rules: tuple[ReadyRule, ...], internal: str
+    ) -> Readiness:
+        """The readiness of one live object by its rules (none: the built-in rule)."""
+        if live is None:
+            return Readiness("waiting", "NotFound", f"{ref_of(wanted)} does not exist yet")
+        if not rules:
+            return builtin_readiness(live)
+        results = []
+        for rule in rules:
+            r = self._rule(live, rule, internal)
+            if r.state != "ready" and rule.message and rule.kind != "expr":
+                r = Readiness(r.state, r.reason, f"{r.message} ({rule.message})")
+            results.append(r)
+        return combine(results)
+
+    def _rule(self, live: Obj, rule: ReadyRule, internal: str) -> Readiness:
+        if rule.kind == "builtin":
+            return builtin_readiness(live)
+        if rule.kind == "exists":
+            return exists_readiness(live)
+        if rule.kind == "condition":
+            return condition_readiness(
+                live, rule.condition_type or "Ready", rule.condition_status, rule.condition_reason
+            )
+        if rule.kind == "subsystem":
+            ctx = self.session.context(obj=live)
+            version = (
+                rule.subsystem_version.evaluate(ctx)
+                if rule.subsystem_version is not None
+                else self.session.version
+            )
+            return subsystem_readiness(live, None if version is None else str(version))
+        assert rule.expr is not None
+        if holds(rule.expr, self.session.context(obj=live, internal_name=internal)):
+            return Readiness("ready", "ReadyWhen", "")
+        return Readiness(
+            "waiting",
+            "ReadyWhen",
+            f"{ref_of(live)}: {rule.message or rule.expr.source + ' is false'}",
+        )

@@ -1,0 +1,131 @@
+"""An Informer (``runtime.informer``) listing and watching the in-memory API server
+(``memory_api.MemoryApi``): what its handlers hear and what its reads return. The same
+behaviour against a real kube-apiserver is in tests/integration/test_informer.py."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from memory_api import STUCK, MemoryApi
+
+from oper8d.clock import FakeClock
+from oper8d.cluster.base import Obj
+from oper8d.engine.deploy import OWNER_LABEL
+from oper8d.runtime.informer import Informer
+
+
+class Heard:
+    """What the handlers were told: (event, name, data of obj, data of old)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, Any, Any]] = []
+        self.changed = threading.Condition()
+
+    def __call__(self, event: str, obj: Obj, old: Obj | None) -> None:
+        with self.changed:
+            self.events.append(
+                (event, obj["metadata"]["name"], obj.get("data"), old and old.get("data"))
+            )
+            self.changed.notify_all()
+
+    def wait_for(self, count: int) -> list[tuple[str, str, Any, Any]]:
+        with self.changed:
+            assert self.changed.wait_for(lambda: len(self.events) >= count, STUCK), self.events
+            return list(self.events)
+
+
+@pytest.fixture
+def api() -> MemoryApi:
+    return MemoryApi(FakeClock())
+
+
+@pytest.fixture
+def start(api: MemoryApi) -> Iterator[Callable[..., tuple[Informer, Heard]]]:
+    informers: list[Informer] = []
+
+    def run(**options: Any) -> tuple[Informer, Heard]:
+        informer = Informer(api, "v1", "ConfigMap", **options)
+        heard = Heard()
+        informer.add_handler(heard)
+        informer.start()
+        informers.append(informer)
+        assert informer.wait_for_sync(STUCK)
+        return informer, heard
+
+    yield run
+    for informer in informers:
+        assert informer.stop()
+
+
+def configmap(name: str, ns: str = "a", **labels: str) -> Obj:
+    meta: dict[str, Any] = {"name": name, "namespace": ns}
+    if labels:
+        meta["labels"] = labels
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"v": "1"}}
+
+
+def test_handlers_hear_the_listed_objects_then_every_change_in_order(
+    api: MemoryApi, start: Callable[..., tuple[Informer, Heard]]
+) -> None:
+    api.create(configmap("early"))
+    informer, heard = start()
+    assert heard.wait_for(1) == [("ADDED", "early", {"v": "1"}, None)]
+
+    live = api.create(configmap("late"))
+    live["data"] = {"v": "2"}
+    api.update(live)
+    api.delete("v1", "ConfigMap", "early", "a")
+
+    assert heard.wait_for(4)[1:] == [
+        ("ADDED", "late", {"v": "1"}, None),
+        ("MODIFIED", "late", {"v": "2"}, {"v": "1"}),
+        ("DELETED", "early", {"v": "1"}, {"v": "1"}),
+    ]
+    assert [o["metadata"]["name"] for o in informer.list()] == ["late"]
+    assert informer.get("early", "a") is None
+
+
+def test_reads_answer_from_the_cache_by_namespace_labels_owner_and_uid(
+    api: MemoryApi, start: Callable[..., tuple[Informer, Heard]]
+) -> None:
+    owned = api.create(configmap("owned", **{OWNER_LABEL: "cr-1"}))
+    api.create(configmap("other", ns="b", tier="web"))
+    informer, heard = start()
+    heard.wait_for(2)
+    api.cluster.reset_requests()
+
+    assert [o["metadata"]["name"] for o in informer.list("b")] == ["other"]
+    assert [o["metadata"]["name"] for o in informer.list(label_selector="tier")] == ["other"]
+    assert [o["metadata"]["name"] for o in informer.by_owner("cr-1")] == ["owned"]
+    found = informer.by_uid(owned["metadata"]["uid"])
+    assert found is not None and found["metadata"]["name"] == "owned"
+    assert sum(api.cluster.requests.values()) == 0
+
+
+def test_reads_are_copies_a_caller_cannot_change_the_cache_through(
+    api: MemoryApi, start: Callable[..., tuple[Informer, Heard]]
+) -> None:
+    api.create(configmap("cm"))
+    informer, heard = start()
+    heard.wait_for(1)
+
+    read = informer.get("cm", "a")
+    assert read is not None
+    read["data"]["v"] = "changed by the caller"
+    assert (informer.get("cm", "a") or {})["data"] == {"v": "1"}
+
+
+def test_an_informer_with_a_label_selector_holds_only_what_it_selects(
+    api: MemoryApi, start: Callable[..., tuple[Informer, Heard]]
+) -> None:
+    api.create(configmap("web", tier="web"))
+    api.create(configmap("db", tier="db"))
+    informer, heard = start(label_selector="tier=web", namespace="a")
+    api.create(configmap("web-2", tier="web"))
+    api.create(configmap("web-elsewhere", ns="b", tier="web"))
+
+    assert [e[1] for e in heard.wait_for(2)] == ["web", "web-2"]
+    assert [o["metadata"]["name"] for o in informer.list()] == ["web", "web-2"]
