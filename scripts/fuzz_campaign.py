@@ -134,6 +134,13 @@ def _delete(tree: Any, path: tuple[Any, ...]) -> Any:
 
 def _mutate_tree(text: str, chooser: Chooser) -> str:
     try:
+        return _mutate_tree_or_fail(text, chooser)
+    except RecursionError:  # an earlier mutation nested the tree too deep to walk: keep it
+        return text
+
+
+def _mutate_tree_or_fail(text: str, chooser: Chooser) -> str:
+    try:
         tree = yaml.load(text, Loader=_LOADER)
     except (yaml.YAMLError, RecursionError):
         return text
