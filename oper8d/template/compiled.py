@@ -56,16 +56,16 @@ class CompiledString:
         if self.template.blocks:
             return self.render(context.parent)
         try:
-            return self._run(context)
+            return self._run(context, shared=context)
         finally:
             if context.vars:
                 context.vars.clear()
                 context.exported_vars.clear()
 
-    def _run(self, context: Context) -> Any:
+    def _run(self, context: Context, shared: Context | None = None) -> Any:
         template = self.template
         try:
-            with _budget(template):
+            with _budget(template, shared):
                 if self.native:
                     # the compiled code assigns the expression to ``result`` (as
                     # Environment.compile_expression does) and yields nothing
@@ -179,10 +179,11 @@ class TextTemplate:
             raise render_failure(exc, SourcePos(self.file, line or 0), where) from exc
 
 
-def _budget(template: Template) -> Any:
-    """The environment's render budget (``sandbox.LimitedSandbox``), or no budget at all."""
+def _budget(template: Template, shared: Context | None = None) -> Any:
+    """The environment's render budget (``sandbox.LimitedSandbox``), or no budget at all;
+    ``shared``: the context the strings of one inline object share, and their budget."""
     budget = getattr(template.environment, "budget", None)
-    return budget() if budget is not None else contextlib.nullcontext()
+    return budget(shared) if budget is not None else contextlib.nullcontext()
 
 
 def _rendered_limit(template: Template) -> int | None:

@@ -137,13 +137,20 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
     # -- budgets ----------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def budget(self) -> Iterator[Budget]:
-        """The budget of the render in progress, or a new one for the code in the block."""
+    def budget(self, shared: Any = None) -> Iterator[Budget]:
+        """The budget of the render in progress, or a new one for the code in the block.
+
+        ``shared`` is an object several renders have in common (the Jinja context the
+        strings of one inline object share): its budget, kept on it, is used by all of
+        them, so an inline object has one deadline, not one per string."""
         current = self._budget.get()
         if current is not None:
             yield current
             return
-        new = Budget(self.limits, self.clock)
+        kept = getattr(shared, "oper8d_budget", None)
+        new = kept if isinstance(kept, Budget) else Budget(self.limits, self.clock)
+        if shared is not None and kept is None:
+            shared.oper8d_budget = new
         token = self._budget.set(new)
         try:
             yield new

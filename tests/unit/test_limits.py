@@ -121,6 +121,17 @@ def test_a_render_stops_at_its_deadline_read_from_the_injected_clock() -> None:
         tree.render({})
 
 
+def test_the_strings_of_one_inline_object_share_one_deadline() -> None:
+    limits = Limits().replace(template_seconds=10)
+    loop = "{% for i in range(200) %}{% endfor %}"  # reads the clock about 3 times
+    one = TemplateEngine(limits, TickingClock()).tree({"data": {"a": loop}}, POS)
+    assert one.render({}) == {"data": {"a": ""}}
+    strings = {f"k{i}": loop for i in range(20)}
+    many = TemplateEngine(limits, TickingClock()).tree({"data": strings}, POS)
+    with pytest.raises(ConfigError, match="limit templateSeconds exceeded"):
+        many.render({})
+
+
 def test_the_rendered_size_of_a_resource_is_bounded() -> None:
     source = "x: {% for i in range(90000) %}{{ 'abcdefghijklmnop' }}{% endfor %}\n"
     template = TemplateEngine().text(source, "templates/big.yaml")
