@@ -25,6 +25,7 @@ its own ``CompiledString`` carrying its own position for error messages.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -41,7 +42,7 @@ from oper8d.template.compiled import CompiledString, Expr, TextTemplate
 from oper8d.template.failures import compile_problem, syntax_problem
 from oper8d.template.filters import template_filters
 from oper8d.template.names import truncate_name
-from oper8d.template.sandbox import LimitedSandbox, guard_loops
+from oper8d.template.sandbox import Budget, LimitedSandbox, guard_loops
 from oper8d.template.slots import finalize, new_nonce, trusted_filters
 from oper8d.template.tree import Path, TreeTemplate, is_templated
 
@@ -85,6 +86,12 @@ class TemplateEngine:
         self._bare_expressions: dict[str, tuple[frozenset[str], Template]] = {}
 
     # -- public API ---------------------------------------------------------------------
+
+    def budget(self) -> contextlib.AbstractContextManager[Budget]:
+        """One time and loop budget (``templateSeconds``, ``loopIterations``) for every
+        render in the block, e.g. all of one component's; outside one, each render has its
+        own."""
+        return self._env.budget()
 
     def expression(self, source: str | bool | int | float, pos: SourcePos) -> Expr:
         """Compile an expression, bare (``spec.replicas > 1``) or wrapped

@@ -308,3 +308,13 @@ def test_the_cli_flag_and_the_environment_set_the_limits(tmp_path: Path) -> None
     unknown = runner.invoke(main, ["--limit", "speed=3", "validate", bundle])
     assert unknown.exit_code == 2
     assert "unknown limit 'speed'" in unknown.output
+
+
+def test_renders_inside_an_engine_budget_share_it() -> None:
+    engine = TemplateEngine(Limits().replace(loop_iterations=8))
+    loop = engine.text("x: {% for i in range(5) %}{% endfor %}\n", "templates/t.yaml")
+    loop.render({})
+    loop.render({})  # each render has its own budget outside a block
+    with engine.budget(), pytest.raises(ConfigError, match="limit loopIterations exceeded"):
+        loop.render({})
+        loop.render({})
