@@ -128,14 +128,17 @@ def resolve_path(root: Path, relpath: str, *, pos: SourcePos) -> Path:
     return real
 
 
-def read_regular_file(path: Path, file: str, where: SourcePos, *, max_bytes: int = 0) -> bytes:
+def read_regular_file(
+    path: Path, file: str, where: SourcePos, *, max_bytes: int = 0, missing: str = ""
+) -> bytes:
     """The bytes of ``path``, which must be a regular file (not a FIFO, device or folder);
-    ``file`` names it in errors placed at ``where``. More than ``max_bytes`` (when > 0) is an
-    error naming the ``crBytes`` limit."""
+    ``file`` names it in errors placed at ``where`` (``missing``: the message when it does not
+    exist). More than ``max_bytes`` (when > 0) is an error naming the ``crBytes`` limit."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
-        raise BundleError(Problem(f"file {file!r} not found", where)) from None
+        message = missing or f"file {file!r} not found"
+        raise BundleError(Problem(message, where)) from None
     except IsADirectoryError:
         raise BundleError(Problem(f"{file!r} is a folder, not a YAML file", where)) from None
     except OSError as err:
@@ -191,13 +194,8 @@ def load_yaml_file(
     path = resolve_path(root, relpath, pos=where)
     file = PurePosixPath(relpath.replace("\\", "/")).as_posix()
     where = pos if pos is not None else SourcePos(file)
-    try:
-        raw = read_regular_file(path, file, where)
-    except BundleError as err:
-        if err.problems and err.problems[0].message == f"file {file!r} not found":
-            message = f"file {file!r} not found in the bundle {root}"
-            raise BundleError(Problem(message, where)) from None
-        raise
+    missing = f"file {file!r} not found in the bundle {root}"
+    raw = read_regular_file(path, file, where, missing=missing)
     return load_yaml_text(_decode(raw, file), file, limits)
 
 
