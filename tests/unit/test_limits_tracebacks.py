@@ -111,3 +111,21 @@ def test_render_o_keeps_a_slash_in_a_foreach_key_inside_the_folder(tmp_path: Pat
         "001-worker-x-..-..-y.deployment.yaml",
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cr.yaml", "fanout", "out"]
+
+
+@pytest.mark.parametrize(
+    ("example", "old", "new"),
+    [
+        ("webapp", 'labels: {app: "{{ name }}"}', "labels: true"),
+        ("fanout", 'replicas: "{{ w.replicas }}"', "replicas: spec.nope"),
+    ],
+)
+def test_an_object_that_cannot_be_applied_is_named_with_its_resource_position(
+    tmp_path: Path, example: str, old: str, new: str
+) -> None:
+    bundle, cr = edited(tmp_path, example, old, new)
+    result = run("run", bundle, cr, "--dry-run")
+    assert result.exit_code == 1
+    assert "operator.yaml:" in result.output
+    assert "could not be" in result.output
+    assert "Error(" not in result.output  # no bare exception repr without a position
