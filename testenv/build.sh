@@ -3,12 +3,15 @@
 #   kube-apiserver, kube-controller-manager, kube-scheduler  (k8s.io/kubernetes, ./kubernetes)
 #   etcd                                                     (go.etcd.io/etcd/server/v3, ./etcd)
 #   kwok                                                     (sigs.k8s.io/kwok/cmd/kwok, ./kwok)
+#   strategic-merge: apimachinery's strategic merge patch    (./kubernetes/strategicmerge)
+#     for tests/integration/test_smp_apimachinery.py; it links only apimachinery and
+#     client-go's scheme, which the Kubernetes builds have already compiled
 #
 # Binaries are cached outside the repo in
 #   ${OPER8D_TESTENV_CACHE:-$HOME/.cache/oper8d-testenv}/<component>-<version>/
 # and anything already there is skipped, so a warm run takes well under a second.
 # OPER8D_TESTENV_TIME=1 reports the time and peak memory of each cold build.
-# A directory of symlinks to all five binaries is printed on the last line of stdout.
+# A directory of symlinks to all the binaries is printed on the last line of stdout.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -65,6 +68,9 @@ K8S_LDFLAGS+=" -X k8s.io/component-base/version.gitTreeState=clean"
 for cmd in kube-apiserver kube-controller-manager kube-scheduler; do
     build_one "$cmd" "$K8S_VERSION" kubernetes "k8s.io/kubernetes/cmd/$cmd" "$K8S_LDFLAGS"
 done
+# Versioned by its source too, so that a change to main.go rebuilds it.
+SMP_VERSION="$K8S_VERSION-$(cat "$HERE/kubernetes/strategicmerge/main.go" | sha256sum | cut -c1-12)"
+build_one strategic-merge "$SMP_VERSION" kubernetes ./strategicmerge
 build_one etcd "$ETCD_VERSION" etcd go.etcd.io/etcd/server/v3
 build_one kwok "$KWOK_VERSION" kwok sigs.k8s.io/kwok/cmd/kwok
 
@@ -91,7 +97,8 @@ fi
 BIN_DIR="$CACHE_ROOT/bin-k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
 mkdir -p "$BIN_DIR"
 for pair in kube-apiserver:$K8S_VERSION kube-controller-manager:$K8S_VERSION \
-    kube-scheduler:$K8S_VERSION etcd:$ETCD_VERSION kwok:$KWOK_VERSION; do
+    kube-scheduler:$K8S_VERSION strategic-merge:$SMP_VERSION etcd:$ETCD_VERSION \
+    kwok:$KWOK_VERSION; do
     name="${pair%%:*}"
     ln -sfn "$CACHE_ROOT/$name-${pair#*:}/$name" "$BIN_DIR/$name"
 done

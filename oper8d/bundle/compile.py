@@ -9,15 +9,12 @@ as one ``BundleError`` so a user fixes a bundle in one pass.
 
 from __future__ import annotations
 
-import difflib
-import itertools
-import json
-import re
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeGuard, TypeVar
+from typing import Any, TypeVar
 
+from oper8d.bundle.edges import condition_references, infer_edges, template_references
+from oper8d.bundle.literals import literal_kinds, literal_namespace, text_documents
 from oper8d.bundle.loader import (
     Document,
     PathKey,
@@ -31,7 +28,6 @@ from oper8d.bundle.model import (
     ComponentSpec,
     ControllerSpec,
     CRKind,
-    Edge,
     FinalizeSpec,
     ForEach,
     HookSpec,
@@ -41,74 +37,17 @@ from oper8d.bundle.model import (
     ResourceSpec,
     TemporaryPatchPolicy,
 )
+from oper8d.bundle.nodes import _Node, _PositionIndex
+from oper8d.bundle.reads import CallFinder, parse_reads, undeclared_calls, undeclared_live
 from oper8d.bundle.validate import SchemaSet, check_spec_schema
 from oper8d.clock import parse_duration
-from oper8d.dag import CycleError, Graph
 from oper8d.errors import BundleError, Problem, SourcePos
 from oper8d.limits import Limits
 from oper8d.template import Expr, TemplateEngine
 
 OPERATOR_FILE = "operator.yaml"
 HOOK_PHASES = ("afterDeploy", "afterDeployUnsuccessful", "afterVerify", "afterVerifyUnsuccessful")
-_REF = re.compile(r"^(?P<component>[a-z0-9]([-a-z0-9]*[a-z0-9])?)\.(?P<resource>.+)$")
 _T = TypeVar("_T")
-
-
-class _PositionIndex:
-    """The positions below a path of one document, relative to that path (what
-    ``TemplateEngine.tree`` takes for an inline object).
-
-    Scanning every position of the document for each inline object made a bundle's load
-    time grow with the square of its size; this groups the positions by their first
-    ``n`` path elements in one pass, once per prefix length asked for (inline objects
-    sit at two or three depths)."""
-
-    def __init__(self, doc: Document) -> None:
-        self._doc = doc
-        self._by_length: dict[int, dict[PathKey, dict[PathKey, SourcePos]]] = {}
-
-    def below(self, path: PathKey) -> Mapping[PathKey, SourcePos]:
-        n = len(path)
-        groups = self._by_length.get(n)
-        if groups is None:
-            groups = {}
-            for p, pos in self._doc.positions.items():
-                if len(p) >= n:
-                    groups.setdefault(p[:n], {})[p[n:]] = pos
-            self._by_length[n] = groups
-        return groups.get(path, {})
-
-
-@dataclass(frozen=True)
-class _Node:
-    """A value inside a loaded document, with a way to find positions below it."""
-
-    doc: Document
-    path: PathKey
-    value: Any
-
-    def child(self, key: str | int) -> _Node:
-        value: Any = None
-        if isinstance(self.value, dict):
-            value = self.value.get(key)
-        elif isinstance(self.value, list) and isinstance(key, int) and key < len(self.value):
-            value = self.value[key]
-        return _Node(self.doc, (*self.path, key), value)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.value.get(key, default) if isinstance(self.value, dict) else default
-
-    def has(self, key: str) -> bool:
-        return isinstance(self.value, dict) and key in self.value
-
-    @property
-    def pos(self) -> SourcePos:
-        return self.doc.pos(self.path)
-
-    def items(self) -> Iterator[_Node]:
-        if isinstance(self.value, list):
-            for i in range(len(self.value)):
-                yield self.child(i)
 
 
 def load_bundle(path: str | Path, limits: Limits | None = None) -> Bundle:
@@ -135,6 +74,8 @@ class _Compiler:
         self.problems: list[Problem] = []
         # id(document) -> (document, its index): the document is kept so its id stays its own
         self._position_indexes: dict[int, tuple[Document, _PositionIndex]] = {}
+        # lookup() and random_string() calls of the controller being compiled
+        self._calls = CallFinder()
 
     # -- entry ---------------------------------------------------------------------------
     def compile(self) -> Bundle:
@@ -158,13 +99,23 @@ class _Compiler:
         self._check_unique(kinds, "controller resource", top.pos)
         if self.problems:
             raise BundleError(sorted(self.problems, key=_problem_order))
-        return Bundle(
+        bundle = Bundle(
             name=meta.get("name"),
             root=self.root,
             controllers=tuple(c for c in controllers if c is not None),
             operator_version=_opt_str(meta.get("version")),
             description=meta.get("description"),
         )
+        for c in bundle.controllers:
+            self.problems.extend(undeclared_calls(bundle, c, c.lookups))
+            refs = [ref for comp in c.components for ref in template_references(comp)]
+            refs += condition_references(
+                list(c.edges), list(c.components), list(c.hooks), dict(c.status_fields)
+            )
+            self.problems.extend(undeclared_live(bundle, c, refs))
+        if self.problems:
+            raise BundleError(sorted(self.problems, key=_problem_order))
+        return bundle
 
     # -- helpers -------------------------------------------------------------------------
     def _problem(self, message: str, pos: SourcePos) -> None:
@@ -201,10 +152,17 @@ class _Compiler:
     # -- controller ----------------------------------------------------------------------
     def _controller(self, node: _Node) -> ControllerSpec | None:
         before = len(self.problems)
+        self._calls = CallFinder()
         resource = self._cr_kind(node.child("resource"))
+        reads_node = node.child("reads")
+        reads, problems = parse_reads(reads_node.value, lambda i: reads_node.child(i).pos)
+        self.problems.extend(problems)
+        for key in ("hooks", "status", "finalize"):
+            self._find_calls(node.child(key))
         components: list[ComponentSpec] = []
         for entry in node.child("components").items():
             for comp_node in self._component_nodes(entry):
+                self._find_calls(comp_node)
                 comp = self._component(comp_node)
                 if comp is not None:
                     components.append(comp)
@@ -227,7 +185,15 @@ class _Compiler:
             allowed_kinds=tuple(tp.get("allowedKinds") or ()),
             allowed_types=tuple(tp.get("allowedTypes") or ("patchStrategicMerge", "patchJson6902")),
         )
-        edges = self._edges(node, components, hooks, status_fields)
+        edges = infer_edges(
+            node,
+            components,
+            hooks,
+            status_fields,
+            root=self.root,
+            expr=self._expr,
+            problem=self._problem,
+        )
         if len(self.problems) > before:
             return None
         return ControllerSpec(
@@ -242,7 +208,26 @@ class _Compiler:
             finalize=finalize,
             requeue=requeue,
             temporary_patches=policy,
+            reads=tuple(reads),
+            lookups=tuple(self._calls.lookups),
+            random_strings=self._calls.random_strings,
         )
+
+    def _find_calls(self, node: _Node, in_object: bool = False) -> None:
+        """Feed the template strings below ``node`` to the call finder: strings of inline
+        objects and patches when templated, any other string as an expression."""
+        value = node.value
+        if isinstance(value, str):
+            if in_object:
+                self._calls.template_string(value, node.pos)
+            else:
+                self._calls.expression(value, node.pos)
+        elif isinstance(value, dict):
+            for key in value:
+                self._find_calls(node.child(key), in_object or key in ("object", "patch"))
+        elif isinstance(value, list):
+            for item in node.items():
+                self._find_calls(item, in_object)
 
     def _cr_kind(self, node: _Node) -> CRKind:
         kind = node.get("kind")
@@ -329,7 +314,7 @@ class _Compiler:
             obj = self._guard(self.templates.tree, body.value, body.pos, self._positions(body))
             if obj is None:
                 return None
-            kinds = _literal_kinds([body.value])
+            kinds = literal_kinds([body.value])
         else:
             ref = node.child("template")
             try:
@@ -343,7 +328,8 @@ class _Compiler:
             tmpl = self._guard(self.templates.text, text, ref.value)
             if tmpl is None:
                 return None
-            kinds = _literal_kinds(_text_documents(text))
+            self._calls.text(text, ref.value)
+            kinds = literal_kinds(text_documents(text))
         for declared in node.child("kinds").items():
             pair = (declared.get("apiVersion"), declared.get("kind"))
             if pair not in kinds:
@@ -357,7 +343,7 @@ class _Compiler:
             return None
         namespace = None
         if obj is not None:
-            namespace = _literal_namespace(node.child("object").value, node.pos)
+            namespace = literal_namespace(node.child("object").value, node.pos)
         if node.has("namespace"):
             declared_ns = node.child("namespace")
             namespace = self._guard(
@@ -457,185 +443,6 @@ class _Compiler:
                     )
                 )
         return hooks
-
-    # -- dependency edges ----------------------------------------------------------------
-    def _edges(
-        self,
-        node: _Node,
-        components: list[ComponentSpec],
-        hooks: list[HookSpec],
-        status_fields: dict[str, Expr],
-    ) -> list[Edge]:
-        by_name = {c.name: c for c in components}
-        edges: dict[tuple[str, str], Edge] = {}
-        comp_nodes = {c.name: c.pos for c in components}
-        for comp_node in self._all_component_nodes(node):
-            name = comp_node.get("name")
-            if not isinstance(name, str) or name not in by_name:
-                continue
-            for dep in comp_node.child("dependsOn").items():
-                upstream = dep.value if isinstance(dep.value, str) else dep.get("component")
-                if not isinstance(upstream, str):
-                    continue  # the bundle schema reports the wrong type
-                if upstream not in by_name:
-                    self._unknown_component(upstream, list(by_name), dep.pos)
-                    continue
-                if upstream == name:
-                    self._problem(f"component '{name}' depends on itself", dep.pos)
-                    continue
-                when = self._expr(dep.child("when")) if dep.has("when") else None
-                edges[(upstream, name)] = Edge(upstream, name, dep.pos, when=when)
-        for comp in components:
-            for ref, pos in _references(comp):
-                upstream = self._referenced_component(ref, pos, by_name)
-                if upstream is None:
-                    continue
-                if upstream != comp.name and (upstream, comp.name) not in edges:
-                    edges[(upstream, comp.name)] = Edge(upstream, comp.name, pos, inferred=True)
-        # live() in conditions, readiness, hooks and status fields reads objects without
-        # ordering anything: only check that the reference names something that exists
-        conditions = _condition_references(list(edges.values()), components, hooks, status_fields)
-        for ref, pos in conditions:
-            self._referenced_component(ref, pos, by_name)
-        graph = Graph(comp_nodes, [(e.upstream, e.downstream) for e in edges.values()])
-        try:
-            graph.check_acyclic()
-        except CycleError as err:
-            cycle = err.cycle
-            first = edges[(cycle[0], cycle[1])]
-            where = ", ".join(
-                f"{a} -> {b} at {edges[(a, b)].pos}" for a, b in itertools.pairwise(cycle)
-            )
-            self._problem(f"dependency cycle: {' -> '.join(cycle)} ({where})", first.pos)
-        return sorted(edges.values(), key=lambda e: (e.downstream, e.upstream))
-
-    def _referenced_component(
-        self, ref: str, pos: SourcePos, by_name: dict[str, ComponentSpec]
-    ) -> str | None:
-        """The component a ``live('<component>.<resource>')`` reference names, or None
-        (and a problem) when it names nothing in the bundle."""
-        m = _REF.match(ref)
-        if not m:
-            self._problem(f"live('{ref}'): a reference is '<component>.<resource>'", pos)
-            return None
-        upstream = m["component"]
-        if upstream not in by_name:
-            self._unknown_component(upstream, list(by_name), pos)
-            return None
-        resource = m["resource"]
-        if not _has_resource(by_name[upstream], resource):
-            names = [r.name for r in by_name[upstream].resources]
-            self._problem(
-                f"live('{ref}'): component '{upstream}' has no resource '{resource}'"
-                + _suggest(resource, names),
-                pos,
-            )
-            return None
-        return upstream
-
-    def _all_component_nodes(self, node: _Node) -> Iterator[_Node]:
-        for entry in node.child("components").items():
-            if entry.has("include"):
-                try:
-                    doc = load_yaml_file(self.root, entry.get("include"), limits=self.limits)
-                except BundleError:
-                    continue
-                top = _Node(doc, (), doc.data)
-                yield from (top.items() if isinstance(doc.data, list) else [top])
-            else:
-                yield entry
-
-    def _unknown_component(self, name: str, known: list[str], pos: SourcePos) -> None:
-        self._problem(f"unknown component '{name}'" + _suggest(name, known), pos)
-
-
-def _references(comp: ComponentSpec) -> Iterator[tuple[str, SourcePos]]:
-    """live() references made while rendering ``comp`` (not while verifying it)."""
-    for res in comp.resources:
-        tmpl = res.object or res.template
-        for ref in sorted(getattr(tmpl, "references", ())):
-            yield ref, res.pos
-    for patch in comp.patches:
-        for ref in sorted(patch.patch.references):
-            yield ref, patch.pos
-    for expr in (comp.enabled, comp.for_each.items if comp.for_each else None):
-        if expr is not None:
-            for ref in sorted(expr.references):
-                yield ref, expr.pos
-
-
-def _condition_references(
-    edges: list[Edge],
-    components: list[ComponentSpec],
-    hooks: list[HookSpec],
-    status_fields: dict[str, Expr],
-) -> Iterator[tuple[str, SourcePos]]:
-    """live() references that are read but order nothing: edge conditions, readiness
-    rules, hooks and status fields."""
-    exprs: list[Expr | None] = [e.when for e in edges]
-    for comp in components:
-        rules = [*comp.ready, *(rule for res in comp.resources for rule in res.ready)]
-        exprs.extend(rule.expr for rule in rules)
-        exprs.extend(rule.subsystem_version for rule in rules)
-    for hook in hooks:
-        exprs.append(hook.check)
-        for res in hook.resources:
-            tmpl = res.object or res.template
-            for ref in sorted(getattr(tmpl, "references", ())):
-                yield ref, res.pos
-    exprs.extend(status_fields.values())
-    for expr in exprs:
-        if expr is not None:
-            for ref in sorted(expr.references):
-                yield ref, expr.pos
-
-
-def _has_resource(comp: ComponentSpec, resource: str) -> bool:
-    # multi-document templates name objects "<resource>-<kind>-<name>"
-    return any(resource == r.name or resource.startswith(r.name + "-") for r in comp.resources)
-
-
-_DOC_SPLIT = re.compile(r"^---\s*$", re.M)
-_TOP_LINE = re.compile(r"^(apiVersion|kind):\s*([^\s#]+)\s*$", re.M)
-
-
-def _text_documents(text: str) -> list[dict[str, str]]:
-    """The literal top-level apiVersion/kind lines of each document of a text template."""
-    docs = []
-    for part in _DOC_SPLIT.split(text):
-        fields = {m[1]: m[2].strip("'\"") for m in _TOP_LINE.finditer(part)}
-        docs.append(fields)
-    return docs
-
-
-def _literal_namespace(obj: Any, pos: SourcePos) -> Expr | None:
-    """An inline object's namespace written literally: the author declared it."""
-    meta = obj.get("metadata") if isinstance(obj, dict) else None
-    value = meta.get("namespace") if isinstance(meta, dict) else None
-    if isinstance(value, str) and value and "{" not in value:
-        return Expr(json.dumps(value), pos, constant=value)
-    return None
-
-
-def _literal_kinds(objects: list[Any]) -> list[tuple[str, str]]:
-    """(apiVersion, kind) of objects whose apiVersion and kind are written literally."""
-    out = []
-    for obj in objects:
-        if not isinstance(obj, dict):
-            continue
-        api_version, kind = obj.get("apiVersion"), obj.get("kind")
-        if _literal(api_version) and _literal(kind):
-            out.append((api_version, kind))
-    return out
-
-
-def _literal(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and bool(value) and "{" not in value
-
-
-def _suggest(name: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(name, known, n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _opt_str(value: Any) -> str | None:

@@ -163,6 +163,37 @@ class TemporaryPatchPolicy:
 
 
 @dataclass(frozen=True)
+class ReadSpec:
+    """A read the bundle declares (``reads:``): objects ``lookup()`` and ``live()`` may
+    return beyond the CR's own namespace, cluster-scoped kinds, and Secrets. Declared
+    reads are the only ones that reach another namespace, and they drive the RBAC."""
+
+    api_version: str
+    kind: str
+    pos: SourcePos
+    #: None: the CR's namespace (namespaced kinds); always None for cluster-scoped kinds
+    namespace: str | None = None
+    #: only these object names (RBAC ``resourceNames``); empty: any name
+    names: tuple[str, ...] = ()
+    #: None: known from the kind (built-in kinds, the bundle's CR kinds), else namespaced
+    scope: Literal["Namespaced", "Cluster"] | None = None
+
+
+@dataclass(frozen=True)
+class LookupCall:
+    """A ``lookup(apiVersion, kind, name, namespace)`` call found in the bundle's templates
+    at compile time. An argument computed at render time is None; ``namespace_given`` is
+    False when the call reads the CR's namespace (no fourth argument, or ``none``)."""
+
+    pos: SourcePos
+    api_version: str | None
+    kind: str | None
+    name: str | None = None
+    namespace: str | None = None
+    namespace_given: bool = False
+
+
+@dataclass(frozen=True)
 class ControllerSpec:
     name: str
     pos: SourcePos
@@ -175,6 +206,12 @@ class ControllerSpec:
     finalize: FinalizeSpec = field(default_factory=FinalizeSpec)
     requeue: RequeueSpec = field(default_factory=RequeueSpec)
     temporary_patches: TemporaryPatchPolicy = field(default_factory=TemporaryPatchPolicy)
+    #: what lookup()/live() may read besides the CR's own namespace (see ReadSpec)
+    reads: tuple[ReadSpec, ...] = ()
+    #: every lookup() call of the controller's templates (for RBAC and validate)
+    lookups: tuple[LookupCall, ...] = ()
+    #: some template calls random_string(): the CR gets a generated Secret
+    random_strings: bool = False
     #: the component dependency graph, built once here from ``components`` and ``edges``:
     #: the rollout, the finalizer and ``oper8d graph`` all walk this one (compile has
     #: rejected cycles before a ControllerSpec is made)

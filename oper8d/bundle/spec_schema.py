@@ -188,9 +188,7 @@ def _field_problems(error: ValidationError, prefix: str) -> list[tuple[tuple[Any
     keyword, value, instance, schema = error_parts(error)
     if keyword == "required" and isinstance(instance, dict):
         return [
-            _at(prefix, (*path, k), "required field is missing")
-            for k in value
-            if k not in instance
+            _at(prefix, (*path, k), "required field is missing") for k in value if k not in instance
         ]
     if keyword == "additionalProperties" and value is False:
         known = list(schema.get("properties", {}))

@@ -39,7 +39,6 @@ from oper8d.objects import Obj
 __all__ = ["ClusterView", "DefaultSimulator", "Simulator"]
 
 
-
 class ClusterView(ClusterReader, Protocol):
     """What a simulator may read (reads through it are not counted as client requests)."""
 

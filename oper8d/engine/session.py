@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from oper8d.bundle.model import Bundle, ControllerSpec
+from oper8d.bundle.reads import cluster_scoped, refusal
 from oper8d.cluster.base import Cluster
 from oper8d.engine.config import get_path
 from oper8d.errors import ConfigError, PreconditionError
-from oper8d.kinds import CLUSTER_SCOPED_KINDS
 from oper8d.logs import mark_secret, mark_sensitive
 from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
+from oper8d.template.filters import MissingRequiredValue
 from oper8d.template.names import scoped_name, truncate_name
 
 _ALPHABET = string.ascii_letters + string.digits
@@ -191,20 +192,55 @@ class Session:
         return ctx
 
     def live(self, ref: str) -> Obj | None:
-        """The live object of internal name ``ref`` rendered earlier in this reconcile."""
+        """The live object of internal name ``ref`` rendered earlier in this reconcile;
+        read under the same rule as ``lookup``."""
         with self._lock:
             obj = self.rendered.get(ref)
         if obj is None:
             return None
         meta = obj["metadata"]
-        return self.cluster.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
+        return self._read(
+            f"live({ref!r})", obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace")
+        )
 
     def lookup(
         self, api_version: str, kind: str, name: str, namespace: str | None = None
     ) -> Obj | None:
+        """Any live object the bundle may read (``bundle.reads``): one in the CR's
+        namespace that is not a Secret, or one the controller declares under ``reads:``."""
+        call = f"lookup({api_version!r}, {kind!r}, {name!r}, {namespace!r})"
+        return self._read(call, api_version, kind, name, namespace)
+
+    def _read(
+        self, call: str, api_version: Any, kind: Any, name: Any, namespace: Any
+    ) -> Obj | None:
+        if not all(isinstance(v, str) for v in (api_version, kind, name)) or not (
+            namespace is None or isinstance(namespace, str)
+        ):
+            raise UndeclaredRead(f"{call}: apiVersion, kind, name and namespace are strings")
         # a cluster-scoped object has no namespace, whatever the CR's is
-        namespace = None if kind in CLUSTER_SCOPED_KINDS else namespace or self.namespace
-        return self.cluster.get(api_version, kind, name, namespace)
+        scoped = cluster_scoped(self.bundle, self.controller.reads, api_version, kind)
+        target = None if scoped else namespace or self.namespace
+        if not scoped and target is None:
+            raise UndeclaredRead(f"{call}: {kind} is namespaced: give the namespace to read")
+        why = refusal(self.controller, api_version, kind, name, target, self.namespace)
+        if why is not None:
+            raise UndeclaredRead(f"{call}: {why}")
+        obj = self.cluster.get(api_version, kind, name, target)
+        if obj is not None and not scoped and not (obj.get("metadata") or {}).get("namespace"):
+            # a kind oper8d does not know, which the server says is cluster-scoped
+            why = refusal(self.controller, api_version, kind, name, None, self.namespace)
+            if why is not None:
+                raise UndeclaredRead(
+                    f"{call}: {kind} is cluster-scoped: {why}, with `scope: Cluster`"
+                )
+        return obj
+
+
+class UndeclaredRead(MissingRequiredValue):
+    """A template read something the bundle does not declare (``bundle.reads``). A
+    ``ConfigError``; like the ``required`` filter's error, the template engine re-raises it
+    with the position of the template that made the call."""
 
 
 #: what a Secret's data key may hold (the API server refuses anything else)

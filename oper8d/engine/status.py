@@ -6,15 +6,12 @@ result only when ``status_changed`` says something but a timestamp changed, and 
 ``is_stable`` for the requeue decision. All functions are pure: they take the current
 status dict and return a new one (the input is never modified); the time is passed in.
 
-Two conditions, as oper8 writes them (kept as they are: see docs/oper8-compat.md):
-
-* ``Ready``: True iff its reason is ``Stable``.
-* ``Updating``: False iff its reason is ``Stable``, ``ClusterError`` or ``Errored``.
-
-``ready_condition`` / ``updating_condition`` derive the status value from the reason,
-so no caller can pair them wrongly. Unlike oper8 (``lastTransactionTime`` refreshed on
-every write) each condition carries ``lastTransitionTime``, changed only when its status
-value changes, and ``observedGeneration``; ``status.observedGeneration`` is set too.
+Two conditions, as oper8 writes them (kept as they are: see docs/oper8-compat.md): Ready
+and Updating. ``engine.conditions`` has their reasons, the status value each reason implies,
+and the kstatus conditions derived from them; its names are re-exported here. Unlike oper8
+(``lastTransactionTime`` refreshed on every write) each condition carries
+``lastTransitionTime``, changed only when its status value changes, and
+``observedGeneration``; ``status.observedGeneration`` is set too.
 
 How a rollout's outcome maps to the conditions (``*``: see below)::
 
@@ -38,15 +35,6 @@ the empty version ``""``, so ``versions.reconciled`` still marks the first succe
 
 Messages, waiting reasons and projected fields are written without the reconcile's
 sensitive values (``oper8d.logs.redact``): an error may quote a value read from a Secret.
-
-kstatus (kubectl wait, Argo CD, Flux, cli-utils) ignores ``Ready`` on custom resources and
-reads the abnormal-true conditions instead, so every status step also derives them from
-Ready (same lastTransitionTime and observedGeneration rules):
-
-* ``Stalled``: True when Ready is ``ConfigError`` or ``Errored`` (waiting will not help);
-* ``Reconciling``: True while the rollout is in progress: Ready neither Stable nor
-  stalled (Initializing, InProgress; Updating says why, ClusterError included: it is
-  retried). False once Stable or stalled.
 """
 
 from __future__ import annotations
@@ -58,7 +46,22 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from oper8d.clock import rfc3339
+from oper8d.engine.conditions import (
+    READY,
+    RECONCILING,
+    STALLED,
+    UPDATING,
+    Condition,
+    ReadyReason,
+    UpdatingReason,
+    get_condition,
+    kstatus_conditions,
+    ready_condition,
+    set_condition,
+    updating_condition,
+    with_conditions,
+    with_kstatus_conditions,
+)
 from oper8d.errors import (
     ClusterError,
     ConfigError,
@@ -95,33 +98,8 @@ __all__ = [
     "with_conditions",
 ]
 
-READY = "Ready"
-UPDATING = "Updating"
-#: kstatus's abnormal-true conditions, derived from Ready/Updating
-RECONCILING = "Reconciling"
-STALLED = "Stalled"
-
-#: longest condition message we write; metav1.Condition allows 32768, kept well below
-_MAX_MESSAGE = 4096
 #: how many waiting components the Updating message spells out (all are in componentStatus)
 _MAX_WAITING_SHOWN = 3
-
-
-class ReadyReason(StrEnum):
-    STABLE = "Stable"
-    INITIALIZING = "Initializing"
-    IN_PROGRESS = "InProgress"
-    CONFIG_ERROR = "ConfigError"
-    ERRORED = "Errored"
-
-
-class UpdatingReason(StrEnum):
-    STABLE = "Stable"
-    PRECONDITION_WAIT = "PreconditionWait"
-    VERIFY_WAIT = "VerifyWait"
-    CLUSTER_ERROR = "ClusterError"
-    ERRORED = "Errored"
-    VERSION_CHANGE = "VersionChange"
 
 
 class KindStatus(StrEnum):
@@ -134,33 +112,7 @@ class KindStatus(StrEnum):
 
 _KIND_STATUS_VALUES = frozenset(str(v) for v in KindStatus)
 
-_UPDATING_FALSE = frozenset(
-    {UpdatingReason.STABLE, UpdatingReason.CLUSTER_ERROR, UpdatingReason.ERRORED}
-)
-
 INITIAL_ROLLOUT_STARTED = "Initial Rollout Started"
-
-
-@dataclass(frozen=True)
-class Condition:
-    """A condition to write: its status value follows from its reason (see the helpers)."""
-
-    type: str
-    status: bool
-    reason: str
-    message: str
-
-
-def ready_condition(reason: ReadyReason | str, message: str) -> Condition:
-    """The Ready condition; True iff ``reason`` is Stable. Unknown reasons raise ValueError."""
-    reason = ReadyReason(reason)
-    return Condition(READY, reason is ReadyReason.STABLE, str(reason), _clip(message))
-
-
-def updating_condition(reason: UpdatingReason | str, message: str) -> Condition:
-    """The Updating condition; False iff ``reason`` is Stable, ClusterError or Errored."""
-    reason = UpdatingReason(reason)
-    return Condition(UPDATING, reason not in _UPDATING_FALSE, str(reason), _clip(message))
 
 
 @dataclass(frozen=True)
@@ -190,80 +142,6 @@ class CompletionSummary:
     def succeeded(self) -> bool:
         """No error and nothing left unverified, failed or unstarted."""
         return self.first_error is None and not (self.unverified or self.failed or self.unstarted)
-
-
-# -- conditions -------------------------------------------------------------------------------
-
-
-def get_condition(status: Mapping[str, Any] | None, type_: str) -> dict[str, Any] | None:
-    """The condition of ``type_`` in ``status.conditions``, or None."""
-    for cond in (status or {}).get("conditions") or ():
-        if isinstance(cond, Mapping) and cond.get("type") == type_:
-            return dict(cond)
-    return None
-
-
-def set_condition(
-    status: Mapping[str, Any] | None,
-    type_: str,
-    status_value: bool,
-    reason: str,
-    message: str,
-    *,
-    now: datetime,
-    observed_generation: int | None,
-) -> dict[str, Any]:
-    """A new status with condition ``type_`` set. ``lastTransitionTime`` is kept when the
-    status value ("True"/"False") is unchanged and becomes ``now`` otherwise. The
-    condition keeps its place in the list (new ones go last); other keys an older
-    writer left on it (oper8's ``lastTransactionTime``) are dropped."""
-    new = copy.deepcopy(dict(status or {}))
-    value = "True" if status_value else "False"
-    conditions = [c for c in new.get("conditions") or () if isinstance(c, Mapping)]
-    index = next((i for i, c in enumerate(conditions) if c.get("type") == type_), None)
-    old = conditions[index] if index is not None else None
-    if old is not None and old.get("status") == value and old.get("lastTransitionTime"):
-        since = old["lastTransitionTime"]
-    else:
-        since = rfc3339(now)
-    cond: dict[str, Any] = {
-        "type": type_,
-        "status": value,
-        "reason": str(reason),
-        "message": message,
-        "lastTransitionTime": since,
-    }
-    if observed_generation is not None:
-        cond["observedGeneration"] = observed_generation
-    if index is None:
-        conditions.append(cond)
-    else:
-        conditions[index] = cond
-        # a type appears once; drop duplicates an earlier writer may have left
-        conditions = [c for i, c in enumerate(conditions) if i == index or c.get("type") != type_]
-    new["conditions"] = conditions
-    return new
-
-
-def with_conditions(
-    status: Mapping[str, Any] | None,
-    *conditions: Condition,
-    now: datetime,
-    observed_generation: int | None,
-) -> dict[str, Any]:
-    """``set_condition`` for each of ``conditions``, in order."""
-    new = copy.deepcopy(dict(status or {}))
-    for c in conditions:
-        new = set_condition(
-            new,
-            c.type,
-            c.status,
-            c.reason,
-            c.message,
-            now=now,
-            observed_generation=observed_generation,
-        )
-    return new
 
 
 # -- the reconcile's status steps ---------------------------------------------------------------
@@ -308,7 +186,7 @@ def start_status(
     else:
         return copy.deepcopy(current)
     new = with_conditions(current, *conditions, now=now, observed_generation=generation)
-    new = _with_kstatus_conditions(new, now=now, observed_generation=generation)
+    new = with_kstatus_conditions(new, now=now, observed_generation=generation)
     return _with_kind_status(new, kind)
 
 
@@ -331,7 +209,7 @@ def completion_status(
     initializing = _reconciled_version(current) is None
     ready, updating = _outcome_conditions(completion, initializing=initializing)
     new = with_conditions(current, ready, updating, now=now, observed_generation=generation)
-    new = _with_kstatus_conditions(new, now=now, observed_generation=generation)
+    new = with_kstatus_conditions(new, now=now, observed_generation=generation)
     new["componentStatus"] = _component_status(completion)
     if completion.succeeded:
         versions = dict(new.get("versions") or {})
@@ -365,7 +243,7 @@ def error_status(
     initializing = _reconciled_version(current) is None
     conditions = _error_conditions(error, initializing=initializing)
     new = with_conditions(current, *conditions, now=now, observed_generation=generation)
-    new = _with_kstatus_conditions(new, now=now, observed_generation=generation)
+    new = with_kstatus_conditions(new, now=now, observed_generation=generation)
     if generation is not None:
         new["observedGeneration"] = generation
     return _with_kind_status(new, kind)
@@ -415,12 +293,6 @@ def _reconciled_version(status: Mapping[str, Any] | None) -> str | None:
     if not isinstance(versions, Mapping) or versions.get("reconciled") is None:
         return None
     return str(versions["reconciled"])
-
-
-def _clip(message: str) -> str:
-    # masked before it is cut, so no part of a sensitive value survives the cut
-    message = redact(message)
-    return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 1] + "…"
 
 
 def _error_text(error: BaseException) -> str:
@@ -512,36 +384,6 @@ def _component_status(completion: CompletionSummary) -> dict[str, Any]:
         "deployed": f"{len(completion.deployed)}/{total}",
         "verified": f"{len(completion.verified)}/{total}",
     }
-
-
-def kstatus_conditions(status: Mapping[str, Any]) -> tuple[Condition, Condition] | None:
-    """``Reconciling`` and ``Stalled`` as they follow from the status's Ready and Updating
-    conditions (see the module docstring), or None without a Ready condition."""
-    ready = get_condition(status, READY)
-    if ready is None:
-        return None
-    updating = get_condition(status, UPDATING) or {}
-    ready_reason = str(ready.get("reason") or "")
-    stalled = ready_reason in (ReadyReason.CONFIG_ERROR, ReadyReason.ERRORED)
-    in_progress = not stalled and ready_reason != ReadyReason.STABLE
-    if in_progress and updating.get("reason") not in (None, UpdatingReason.STABLE):
-        # Updating says what the rollout is doing or waiting for
-        why, message = str(updating["reason"]), str(updating.get("message") or "")
-    else:
-        why, message = ready_reason, str(ready.get("message") or "")
-    return (
-        Condition(RECONCILING, in_progress, why, message if in_progress else ""),
-        Condition(STALLED, stalled, ready_reason, message if stalled else ""),
-    )
-
-
-def _with_kstatus_conditions(
-    status: dict[str, Any], *, now: datetime, observed_generation: int | None
-) -> dict[str, Any]:
-    derived = kstatus_conditions(status)
-    if derived is None:
-        return status
-    return with_conditions(status, *derived, now=now, observed_generation=observed_generation)
 
 
 def _kind_status_value(status: Mapping[str, Any]) -> KindStatus:

@@ -1,21 +1,28 @@
 """Least-privilege RBAC for an operator: the verbs its engine and runtime use, per kind.
 
 ``required_permissions(bundle)`` computes what the operator process needs from what the
-bundle can deploy and from what the runtime does (see docs/operations.md):
+bundle can deploy and from what the runtime does (see docs/security.md, "Reads and RBAC";
+tests/integration/test_rbac_minimal.py shows on a real API server that each verb is used):
 
-* every kind a resource writes literally (inline objects, text templates): ``get``,
-  ``list``, ``watch`` (informers), ``create`` and ``patch`` (server-side apply, which
-  the API server also authorizes as ``create`` when the object is new), ``delete``
-  (disabled components, pruning, finalization); ``update`` only when a resource of
-  that kind uses ``method: update`` or ``replace``;
-* each CR kind: ``get/list/watch``, ``update/patch`` (finalizer, inventory and
-  temporary-patch annotations), ``<plural>/status`` ``update/patch``, and
-  ``<plural>/finalizers`` ``update`` (owner references with ``blockOwnerDeletion``
-  need it where the OwnerReferencesPermissionEnforcement admission plugin runs);
-* Secrets (random strings): ``get/list/watch/create/patch``; ConfigMaps (config
-  defaults): ``get``; TemporaryPatches: ``get/list/watch/update/patch``;
-  ``events.k8s.io`` Events: ``create/patch`` (the recorder POSTs each Event);
-* ``lookup('v1', 'Secret', ...)`` calls with literal arguments: ``get`` on that kind;
+* every kind a resource writes literally (inline objects, text templates): ``get`` (the
+  engine reads the live object before writing it), ``list`` and ``watch`` (informers,
+  pruning), ``delete`` (disabled components, pruning, finalization); ``create`` and
+  ``patch`` for ``method: apply`` (server-side apply, which the API server authorizes as
+  ``create`` too when the object is new), ``create`` and ``update`` for ``method: update``
+  or ``replace`` (PUT, or POST when the object is missing);
+* each CR kind: ``get/list/watch``, ``update`` (finalizer, inventory and temporary-patch
+  annotations), ``<plural>/status`` ``update``, and ``<plural>/finalizers`` ``update``
+  (owner references with ``blockOwnerDeletion`` need it where the
+  OwnerReferencesPermissionEnforcement admission plugin runs);
+* Secrets only when the bundle needs them: ``get/create/patch`` when a template calls
+  ``random_string()`` (the ``<cr>-oper8d-generated`` Secret), the deploy verbs when it
+  deploys Secrets, ``get`` for declared reads;
+* ConfigMaps: ``get`` (the config-defaults ConfigMap a CR may name, in its namespace);
+  TemporaryPatches: ``get/list/watch/update``; ``events.k8s.io`` Events: ``create``;
+* reads (``bundle.reads``): ``get`` for each ``reads:`` entry (``resourceNames`` when it
+  names objects; a Role in a declared namespace; cluster-wide for a cluster-scoped
+  kind) and for each ``lookup()`` of a literal, namespaced kind other than Secret in the
+  CR's namespace;
 * the leader-election Lease, in the operator's namespace only: ``get/update`` of the
   Lease by name and ``create``.
 
@@ -27,18 +34,20 @@ in a cluster, where the CRDs are applied with these manifests.
 
 ``rbac_objects`` turns the permissions into a ClusterRole and ClusterRoleBinding (all
 namespaces) or a Role and RoleBinding per watched namespace (plus a ClusterRole for kinds
-outside namespaces, if any). Used by ``manifests.package`` and ``oper8d manifests``.
+outside namespaces, if any), and a Role per namespace a declared read names. Used by
+``manifests.package`` and ``oper8d manifests``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from oper8d.bundle.model import Bundle, ControllerSpec, ResourceSpec
+from oper8d.bundle.reads import cluster_scoped, is_secret
 from oper8d.manifests.crd import TEMPORARY_PATCH_GROUP, TEMPORARY_PATCH_VERSION
 from oper8d.manifests.rbac_kinds import RBAC_GROUP, KindResource, kind_resource
 
@@ -46,15 +55,23 @@ from oper8d.manifests.rbac_kinds import RBAC_GROUP, KindResource, kind_resource
 VERB_ORDER = ("get", "list", "watch", "create", "update", "patch", "delete")
 
 READ = frozenset({"get", "list", "watch"})
-#: a literal kind the bundle deploys with server-side apply
-DEPLOY = READ | {"create", "patch", "delete"}
+#: a literal kind the bundle deploys, whatever its method
+DEPLOY = READ | {"delete"}
+#: what each deploy method writes with
+METHOD_VERBS = {
+    "apply": frozenset({"create", "patch"}),
+    "update": frozenset({"create", "update"}),
+    "replace": frozenset({"create", "update"}),
+}
 #: a kind only known at render time: no informer watches it (the runtime starts informers
 #: for literal kinds only), so it is read with get and list
-DEPLOY_UNWATCHED = frozenset({"get", "list", "create", "patch", "delete"})
-CR = READ | {"update", "patch"}
-SUBRESOURCE_WRITE = frozenset({"update", "patch"})
-SECRET_RANDOMS = READ | {"create", "patch"}
-EVENT_WRITE = frozenset({"create", "patch"})
+DEPLOY_UNWATCHED = frozenset({"get", "list", "delete"})
+CR = READ | {"update"}
+TEMPORARY_PATCHES = READ | {"update"}
+SUBRESOURCE_WRITE = frozenset({"update"})
+#: the <cr>-oper8d-generated Secret: read, then server-side applied when a key is new
+SECRET_RANDOMS = frozenset({"get", "create", "patch"})
+EVENT_WRITE = frozenset({"create"})
 LEASE_BY_NAME = frozenset({"get", "update"})
 
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
@@ -70,6 +87,9 @@ class Grant:
     namespaced: bool
     #: resourceNames: only these objects (empty: all)
     names: tuple[str, ...] = ()
+    #: only in this namespace (a declared read of another namespace); empty: wherever the
+    #: operator works (namespaced grants) or cluster-wide
+    namespace: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,16 +101,23 @@ class Permissions:
     notes: tuple[str, ...] = ()
 
     def verbs(self, group: str, resource: str) -> tuple[str, ...]:
-        """The verbs granted on ``resource`` of ``group`` (all names), in VERB_ORDER."""
+        """The verbs granted on ``resource`` of ``group`` (all names, wherever the operator
+        works), in VERB_ORDER."""
         found: set[str] = set()
         for g in self.grants:
-            if (g.group, g.resource) == (group, resource) and not g.names:
+            if (g.group, g.resource) == (group, resource) and not g.names and not g.namespace:
                 found |= set(g.verbs)
         return _ordered(found)
 
     @property
     def namespaced(self) -> tuple[Grant, ...]:
-        return tuple(g for g in self.grants if g.namespaced)
+        """Grants for every namespace the operator works in."""
+        return tuple(g for g in self.grants if g.namespaced and not g.namespace)
+
+    @property
+    def pinned(self) -> tuple[Grant, ...]:
+        """Grants in one named namespace (declared reads)."""
+        return tuple(g for g in self.grants if g.namespace)
 
     @property
     def cluster_scoped(self) -> tuple[Grant, ...]:
@@ -106,26 +133,30 @@ def required_permissions(
     them literally; they get the verbs of a deployed kind that no informer watches.
     """
     needs = _Needs(bundle)
-    open_update = False
+    open_methods: set[str] = set()
     for controller in bundle.controllers:
         _controller_needs(needs, controller)
         for resource in _resources(controller):
             needs.deploy(resource)
             if _renders_computed_kinds(bundle.root, resource):
-                open_update |= resource.method in ("update", "replace")
+                open_methods.add(resource.method)
                 needs.note(
                     f"{resource.pos}: resource {resource.name!r} renders a kind computed at "
                     "render time, which cannot be granted here: add it with "
                     "--extra-kind apiVersion/Kind"
                 )
+        if controller.random_strings:
+            needs.add("v1", "Secret", SECRET_RANDOMS)
+        _read_needs(needs, controller)
     for api_version, kind in sorted(set(extra_kinds)):
-        verbs = DEPLOY_UNWATCHED | ({"update"} if open_update else set())
+        verbs = set(DEPLOY_UNWATCHED)
+        for method in open_methods or {"apply"}:
+            verbs |= METHOD_VERBS[method]
         needs.add(api_version, kind, verbs)
-    needs.add("v1", "Secret", SECRET_RANDOMS)
     needs.add("v1", "ConfigMap", {"get"})
-    needs.add(f"{TEMPORARY_PATCH_GROUP}/{TEMPORARY_PATCH_VERSION}", "TemporaryPatch", CR)
+    tp_api_version = f"{TEMPORARY_PATCH_GROUP}/{TEMPORARY_PATCH_VERSION}"
+    needs.add(tp_api_version, "TemporaryPatch", TEMPORARY_PATCHES)
     needs.add("events.k8s.io/v1", "Event", EVENT_WRITE)
-    _lookup_needs(needs, bundle)
     if any(not c.resource.namespaced for c in bundle.controllers):
         needs.note(
             "the Events and random-string Secrets of cluster-scoped CRs live in namespace "
@@ -178,11 +209,19 @@ def rbac_objects(
     subject = {"kind": "ServiceAccount", "name": service_account, "namespace": namespace}
     labels = dict(labels or {})
     objects: list[dict[str, Any]] = []
-    cluster_grants = permissions.grants if not watch_namespaces else permissions.cluster_scoped
+    general = [g for g in permissions.grants if not g.namespace]
+    cluster_grants = general if not watch_namespaces else list(permissions.cluster_scoped)
     if cluster_grants:
         objects += _role_and_binding("Cluster", name, None, cluster_grants, subject, labels)
-    for ns in sorted(set(watch_namespaces)):
-        objects += _role_and_binding("", name, ns, permissions.namespaced, subject, labels)
+    watched = set(watch_namespaces)
+    for ns in sorted(watched | {g.namespace for g in permissions.pinned}):
+        # everywhere the operator works, the general grants already cover a pinned one
+        everywhere = list(permissions.namespaced) if ns in watched or not watched else []
+        pinned = [g for g in permissions.pinned if g.namespace == ns]
+        pinned = _uncovered(pinned, [replace(g, namespace=ns) for g in everywhere])
+        grants = [*(everywhere if ns in watched else []), *pinned]
+        if grants or ns in watched:
+            objects += _role_and_binding("", name, ns, grants, subject, labels)
     objects += _role_and_binding(
         "", f"{name}-leader-election", namespace, lease_grants(lease_name), subject, labels
     )
@@ -195,7 +234,7 @@ class _Needs:
 
     def __init__(self, bundle: Bundle):
         self.bundle = bundle
-        self._verbs: dict[tuple[str, str, bool], set[str]] = {}
+        self._verbs: dict[tuple[str, str, bool, tuple[str, ...], str], set[str]] = {}
         self._notes: list[str] = []
 
     def note(self, text: str) -> None:
@@ -203,7 +242,15 @@ class _Needs:
             self._notes.append(text)
 
     def add(
-        self, api_version: str, kind: str, verbs: Iterable[str], subresource: str | None = None
+        self,
+        api_version: str,
+        kind: str,
+        verbs: Iterable[str],
+        subresource: str | None = None,
+        *,
+        names: tuple[str, ...] = (),
+        namespace: str = "",
+        namespaced: bool | None = None,
     ) -> KindResource:
         res = kind_resource(self.bundle, api_version, kind)
         if res.guessed:
@@ -213,11 +260,13 @@ class _Needs:
                 "`kubectl api-resources` and correct the rule if it differs"
             )
         resource = f"{res.plural}/{subresource}" if subresource else res.plural
-        self._verbs.setdefault((res.group, resource, res.namespaced), set()).update(verbs)
+        scope = res.namespaced if namespaced is None else namespaced
+        key = (res.group, resource, scope, tuple(sorted(names)), namespace)
+        self._verbs.setdefault(key, set()).update(verbs)
         return res
 
     def deploy(self, resource: ResourceSpec) -> None:
-        verbs = DEPLOY | ({"update"} if resource.method in ("update", "replace") else set())
+        verbs = DEPLOY | METHOD_VERBS[resource.method]
         for api_version, kind in resource.kinds:
             res = self.add(api_version, kind, verbs)
             if res.group == RBAC_GROUP:
@@ -228,11 +277,14 @@ class _Needs:
                 )
 
     def permissions(self) -> Permissions:
-        grants = sorted(
-            Grant(group, resource, _ordered(verbs), namespaced)
-            for (group, resource, namespaced), verbs in self._verbs.items()
-        )
-        return Permissions(tuple(grants), tuple(self._notes))
+        grants = [
+            Grant(group, resource, _ordered(verbs), namespaced, names, namespace)
+            for (group, resource, namespaced, names, namespace), verbs in self._verbs.items()
+        ]
+        # a grant limited to names that a grant of all names covers adds nothing
+        kept = [g for g in grants if not g.names]
+        kept += _uncovered([g for g in grants if g.names], kept)
+        return Permissions(tuple(sorted(kept)), tuple(self._notes))
 
 
 def _controller_needs(needs: _Needs, controller: ControllerSpec) -> None:
@@ -240,6 +292,50 @@ def _controller_needs(needs: _Needs, controller: ControllerSpec) -> None:
     needs.add(cr.api_version, cr.kind, CR)
     needs.add(cr.api_version, cr.kind, SUBRESOURCE_WRITE, subresource="status")
     needs.add(cr.api_version, cr.kind, {"update"}, subresource="finalizers")
+
+
+def _read_needs(needs: _Needs, controller: ControllerSpec) -> None:
+    """``get`` for the declared reads and for lookup() of literal kinds in the CR's
+    namespace (what ``bundle.reads.refusal`` lets through without a declaration)."""
+    bundle = needs.bundle
+    for read in controller.reads:
+        scoped = cluster_scoped(bundle, controller.reads, read.api_version, read.kind)
+        needs.add(
+            read.api_version,
+            read.kind,
+            {"get"},
+            names=read.names,
+            namespace="" if scoped else read.namespace or "",
+            namespaced=not scoped,
+        )
+    computed = []
+    for call in controller.lookups:
+        if call.api_version is None or call.kind is None:
+            computed.append(call)
+            continue
+        if is_secret(call.api_version, call.kind):
+            continue  # only the declared reads
+        if not cluster_scoped(bundle, controller.reads, call.api_version, call.kind):
+            needs.add(call.api_version, call.kind, {"get"})
+    for call in computed:
+        needs.note(
+            f"{call.pos}: lookup() of a kind computed at render time: grant `get` on it "
+            "with --extra-kind apiVersion/Kind or by hand"
+        )
+
+
+def _uncovered(grants: Iterable[Grant], wider: Iterable[Grant]) -> list[Grant]:
+    """``grants`` minus those whose verbs a grant of ``wider`` on all names of the same
+    resource, in the same namespace (or everywhere), already gives."""
+    given: dict[tuple[str, str, str], set[str]] = {}
+    for g in wider:
+        if not g.names:
+            given.setdefault((g.group, g.resource, g.namespace), set()).update(g.verbs)
+    return [
+        g
+        for g in grants
+        if not set(g.verbs) <= given.get((g.group, g.resource, g.namespace), set())
+    ]
 
 
 def _resources(controller: ControllerSpec) -> Iterator[ResourceSpec]:
@@ -276,44 +372,6 @@ def _renders_computed_kinds(root: Path, resource: ResourceSpec) -> bool:
         if not all(v and "{" not in v for v in literal):
             return True
     return False
-
-
-# -- lookup() -----------------------------------------------------------------------------
-_LOOKUP = re.compile(r"\blookup\s*\(")
-#: literal first two arguments; a quote may be escaped (inside a double-quoted YAML string)
-_LITERAL_LOOKUP = re.compile(
-    r"\blookup\s*\(\s*\\?(?P<q1>['\"])(?P<api>[^'\"{}\\]+)\\?(?P=q1)\s*,\s*"
-    r"\\?(?P<q2>['\"])(?P<kind>[^'\"{}\\]+)\\?(?P=q2)"
-)
-
-
-def _lookup_needs(needs: _Needs, bundle: Bundle) -> None:
-    """``get`` for each ``lookup()`` of a literal kind; a note for the others."""
-    for file in _bundle_sources(bundle):
-        try:
-            text = (bundle.root / file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        literal = list(_LITERAL_LOOKUP.finditer(text))
-        for match in literal:
-            needs.add(match["api"], match["kind"], {"get"})
-        if len(_LOOKUP.findall(text)) > len(literal):
-            needs.note(
-                f"{file}: lookup() of a kind computed at render time: grant `get` on it "
-                "with --extra-kind apiVersion/Kind or by hand"
-            )
-
-
-def _bundle_sources(bundle: Bundle) -> list[str]:
-    """The bundle files the compile read: operator.yaml, included components, templates."""
-    files = {"operator.yaml"}
-    for controller in bundle.controllers:
-        files |= {c.pos.file for c in controller.components}
-        for resource in _resources(controller):
-            files.add(resource.pos.file)
-            if resource.template is not None:
-                files.add(resource.template.file)
-    return sorted(f for f in files if f)
 
 
 # -- objects ------------------------------------------------------------------------------

@@ -230,8 +230,7 @@ class ControllerRuntime:
 
 
 def owned_kinds(spec: ControllerSpec) -> list[tuple[str, str]]:
-    """Kinds to watch for a controller: what its bundle deploys literally, plus the Secret
-    that keeps its random strings. Kinds only a text template names are read uncached."""
-    kinds = set(spec.deployed_kinds())
-    kinds.add(("v1", "Secret"))
-    return sorted(kinds)
+    """Kinds to watch for a controller: what its bundle deploys literally. Kinds only a
+    text template names are read uncached, and so is the Secret keeping random strings:
+    watching Secrets would need list/watch on every Secret (docs/security.md)."""
+    return sorted(set(spec.deployed_kinds()))

@@ -48,7 +48,6 @@ class ManagedApi(ListWatch, ApiServer, Protocol):
 
 
 
-
 class Manager:
     """See the module docstring. ``start()`` returns at once; ``stop()`` is graceful."""
 

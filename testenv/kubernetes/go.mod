@@ -1,12 +1,17 @@
 // Wrapper module that builds the Kubernetes control plane binaries of
-// k8s.io/kubernetes v1.34.4 from the Go module proxy (see ../build.sh).
+// k8s.io/kubernetes v1.34.4 from the Go module proxy (see ../build.sh), and strategic-merge
+// (./strategicmerge), apimachinery's strategic merge patch for oper8d's differential tests.
 module oper8d.dev/testenv/kubernetes
 
 go 1.24.0
 
 godebug default=go1.24
 
-require k8s.io/kubernetes v1.34.4
+require (
+	k8s.io/apimachinery v0.34.4
+	k8s.io/client-go v0.34.4
+	k8s.io/kubernetes v1.34.4
+)
 
 require (
 	cel.dev/expr v0.24.0 // indirect
@@ -129,9 +134,7 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/api v0.34.4 // indirect
 	k8s.io/apiextensions-apiserver v0.0.0 // indirect
-	k8s.io/apimachinery v0.34.4 // indirect
 	k8s.io/apiserver v0.34.4 // indirect
-	k8s.io/client-go v0.34.4 // indirect
 	k8s.io/cloud-provider v0.34.4 // indirect
 	k8s.io/cluster-bootstrap v0.0.0 // indirect
 	k8s.io/component-base v0.34.4 // indirect

@@ -128,9 +128,9 @@ def test_a_namespace_scoped_install_allows_what_the_operator_needs_and_nothing_m
         assert can("create", "apps", "deployments", watched)
         assert can("patch", "apps", "deployments", watched)
         assert can("delete", "networking.k8s.io", "ingresses", watched)
-        assert can("patch", demo, "webapps/status", watched)
+        assert can("update", demo, "webapps/status", watched)
+        assert not can("patch", demo, "webapps/status", watched)  # status is PUT
         assert can("update", demo, "webapps", watched)
-        assert can("watch", "", "secrets", watched)
         assert can("create", "events.k8s.io", "events", watched)
         assert can("update", "oper8.org", "temporarypatches", watched)
         assert can("get", coordination, "leases", op, LEASE)
@@ -143,7 +143,9 @@ def test_a_namespace_scoped_install_allows_what_the_operator_needs_and_nothing_m
         assert not can("create", "apps", "deployments", other)
         assert not can("list", demo, "webapps")  # in all namespaces
         assert not can("update", "apps", "deployments", watched)  # the bundle only applies them
-        assert not can("delete", "", "secrets", watched)  # random strings are never deleted
+        # webapp neither deploys, generates nor declares a Secret: no access to any
+        assert not can("get", "", "secrets", watched)
+        assert not can("list", "", "secrets", watched)
         assert not can("get", coordination, "leases", op, "someone-elses-lease")
         assert not can("create", coordination, "leases", watched)
         assert not can("get", "apiextensions.k8s.io", "customresourcedefinitions")

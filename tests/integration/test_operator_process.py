@@ -37,10 +37,10 @@ from test_kube_cluster import crd, install_crd, request_totals
 from oper8d.bundle.compile import load_bundle
 from oper8d.cluster.kube import KubeCluster
 from oper8d.engine.config import INTERNAL_NAME_ANNOTATION
-from oper8d.engine.deploy import OWNER_LABEL
 from oper8d.envtest import Environment
 from oper8d.errors import ClusterError
 from oper8d.manifests.install import install_crds
+from oper8d.objects import OWNER_LABEL
 
 pytestmark = pytest.mark.integration
 

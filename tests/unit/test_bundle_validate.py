@@ -235,9 +235,9 @@ def test_every_example_in_the_bundle_format_doc_is_accepted(schemas: SchemaSet):
         b.replace("[...]", "[]").replace("{...}", "{}")
         for b in re.findall(r"```yaml\n(.*?)```", text, re.S)
     ]
-    operator, components, hooks, rest = (load_yaml_text(b, "doc.md").data for b in blocks)
+    operator, components, reads, hooks, rest = (load_yaml_text(b, "doc.md").data for b in blocks)
     controller = operator["controllers"][0]
-    controller.update(components, **hooks, **rest)
+    controller.update(components, **hooks, **rest, reads=reads["controllers"][0]["reads"])
     assert problems_of(schemas, json.dumps(operator)) == []
     rules = [load_yaml_text(r, "doc.md").data for r in re.findall(r"^\| `(\{.*\})` \|", text, re.M)]
     assert len(rules) == 3

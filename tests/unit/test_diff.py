@@ -31,8 +31,8 @@ from oper8d.diff import (
     render_for_diff,
     unified_diff,
 )
-from oper8d.engine.deploy import OWNER_LABEL
 from oper8d.errors import ClusterError, ConfigError
+from oper8d.objects import OWNER_LABEL
 from oper8d.offline import reconcile_offline
 from oper8d.template.filters import to_json
 

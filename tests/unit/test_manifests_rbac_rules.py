@@ -20,6 +20,7 @@ from oper8d.manifests.rbac import (
     VERB_ORDER,
     Grant,
     Permissions,
+    lease_grants,
     policy_rules,
     rbac_objects,
     required_permissions,
@@ -28,10 +29,10 @@ from oper8d.manifests.rbac import (
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "operators"
 
 DEPLOYED = ("get", "list", "watch", "create", "patch", "delete")
-CR = ("get", "list", "watch", "update", "patch")
-STATUS = ("update", "patch")
-RANDOM_SECRETS = ("get", "list", "watch", "create", "patch")
-EVENTS = ("create", "patch")
+CR = ("get", "list", "watch", "update")
+STATUS = ("update",)
+RANDOM_SECRETS = ("get", "create", "patch")
+EVENTS = ("create",)
 
 #: what every operator needs besides the kinds it deploys
 COMMON = {
@@ -43,7 +44,6 @@ EXPECTED = {
     "webapp": {
         ("", "configmaps"): DEPLOYED,
         ("", "services"): DEPLOYED,
-        ("", "secrets"): RANDOM_SECRETS,
         ("apps", "deployments"): DEPLOYED,
         ("autoscaling", "horizontalpodautoscalers"): DEPLOYED,
         ("networking.k8s.io", "ingresses"): DEPLOYED,
@@ -66,7 +66,6 @@ EXPECTED = {
     },
     "fanout": {
         ("", "configmaps"): DEPLOYED,
-        ("", "secrets"): RANDOM_SECRETS,
         ("apps", "deployments"): DEPLOYED,
         ("demo.oper8d.io", "workerpools"): CR,
         ("demo.oper8d.io", "workerpools/status"): STATUS,
@@ -193,8 +192,10 @@ def test_update_is_granted_only_on_kinds_written_with_update_or_replace(tmp_path
         + _resource("svc", "Service", "v1", "apply"),
     )
     permissions = required_permissions(bundle)
-    assert permissions.verbs("", "configmaps") == (*DEPLOYED[:4], "update", *DEPLOYED[4:])
-    assert "update" in permissions.verbs("batch", "jobs")
+    # a PUT (or a POST when the object is missing): no patch
+    updated = ("get", "list", "watch", "create", "update", "delete")
+    assert permissions.verbs("", "configmaps") == updated
+    assert permissions.verbs("batch", "jobs") == updated
     assert permissions.verbs("", "services") == DEPLOYED
 
 
@@ -334,7 +335,6 @@ def test_lookup_of_a_literal_kind_grants_get_and_a_computed_one_is_reported(
                   kind: ConfigMap
                   metadata: {name: x}
                   data:
-                    ca: "{{ lookup('v1', 'Secret', 'ca').data['ca.crt'] }}"
                     node: "{{ lookup(\\"apps/v1\\", \\"DaemonSet\\", 'agent').metadata.uid }}"
         status:
           other: "lookup(spec.api, spec.kind, 'y')"
@@ -342,8 +342,103 @@ def test_lookup_of_a_literal_kind_grants_get_and_a_computed_one_is_reported(
     bundle = build(tmp_path / "b", controller)
     permissions = required_permissions(bundle)
     assert permissions.verbs("apps", "daemonsets") == ("get",)
-    assert permissions.verbs("", "secrets") == RANDOM_SECRETS  # get was there already
+    assert permissions.verbs("", "secrets") == ()
     assert any("lookup()" in n and "operator.yaml" in n for n in permissions.notes)
+
+
+def test_a_bundle_without_secrets_gets_no_rule_on_secrets(tmp_path: Path) -> None:
+    from oper8d.scaffold import ScaffoldOptions, scaffold
+
+    scaffold(tmp_path / "p", ScaffoldOptions(name="demo"))
+    objs = [m.obj for m in operator_manifests(load_bundle(tmp_path / "p"), InstallOptions())]
+    rules = [r for o in of_kind(objs, "ClusterRole") + of_kind(objs, "Role") for r in o["rules"]]
+    assert rules and not any("secrets" in r["resources"] for r in rules)
+
+
+def test_the_tutorial_bundle_gets_no_rule_on_secrets(tmp_path: Path) -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "tutorial.md").read_text()
+    blocks = [b.split("\n", 1)[1] for b in text.split("```yaml")[1:]]
+    blocks = [b.split("```")[0] for b in blocks]
+    # operator.yaml, then the components (and status) the tutorial adds to it
+    bundle_text = "".join(b for b in blocks if "kind: Greeter\nmetadata" not in b)
+    (tmp_path / "operator.yaml").write_text(bundle_text.replace("../schemas", "schemas"))
+    bundle = load_bundle(tmp_path)
+    assert [c.name for c in bundle.controllers[0].components] == ["config", "web", "service"]
+    objs = [m.obj for m in operator_manifests(bundle, InstallOptions())]
+    (role,) = of_kind(objs, "ClusterRole")
+    assert not any("secrets" in r["resources"] for r in role["rules"])
+
+
+def test_random_strings_grant_what_the_generated_secret_needs(tmp_path: Path) -> None:
+    bundle = build(
+        tmp_path / "b",
+        "components:\n  - name: c\n    resources:\n"
+        + _resource("cm", "ConfigMap", "v1")
+        + "status:\n  p: \"random_string('k', 8) | length\"\n",
+    )
+    assert required_permissions(bundle).verbs("", "secrets") == RANDOM_SECRETS
+
+
+def _reads(tmp_path: Path, reads: str) -> Any:
+    controller = "components:\n  - name: c\n    resources:\n" + _resource("cm", "ConfigMap", "v1")
+    return build(tmp_path / "b", controller + "reads:\n" + textwrap.indent(reads, "  "))
+
+
+def rules_by_role(objs: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """(kind, namespace) of each Role and ClusterRole -> its rules."""
+    return {
+        (o["kind"], o["metadata"].get("namespace", "")): o["rules"]
+        for o in objs
+        if o["kind"] in ("Role", "ClusterRole")
+    }
+
+
+def test_declared_reads_grant_get_where_and_on_what_they_name(tmp_path: Path) -> None:
+    bundle = _reads(
+        tmp_path,
+        """\
+- {apiVersion: v1, kind: Secret, namespace: vault, names: [db, ca]}
+- {apiVersion: v1, kind: Secret, names: [tls]}
+- {apiVersion: storage.k8s.io/v1, kind: StorageClass, names: [fast]}
+- {apiVersion: v1, kind: ConfigMap, namespace: shared}
+""",
+    )
+    secrets_in_vault = {
+        "apiGroups": [""],
+        "resources": ["secrets"],
+        "resourceNames": ["ca", "db"],
+        "verbs": ["get"],
+    }
+    tls = {**secrets_in_vault, "resourceNames": ["tls"]}
+    fast = {
+        "apiGroups": ["storage.k8s.io"],
+        "resources": ["storageclasses"],
+        "resourceNames": ["fast"],
+        "verbs": ["get"],
+    }
+    shared = {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}
+
+    cluster_wide = rules_by_role(objects_of(bundle, namespace="ops"))
+    assert tls in cluster_wide[("ClusterRole", "")] and fast in cluster_wide[("ClusterRole", "")]
+    assert cluster_wide[("Role", "vault")] == [secrets_in_vault]
+    # the ClusterRole's get on every ConfigMap already covers namespace shared
+    assert ("Role", "shared") not in cluster_wide
+
+    scoped = rules_by_role(objects_of(bundle, namespace="ops", watch_namespaces=("team-a",)))
+    assert scoped[("ClusterRole", "")] == [fast]
+    assert tls in scoped[("Role", "team-a")]
+    assert scoped[("Role", "vault")] == [secrets_in_vault]
+    assert scoped[("Role", "shared")] == [shared]
+
+
+def test_a_read_the_deploy_rules_already_cover_adds_no_rule(tmp_path: Path) -> None:
+    bundle = _reads(tmp_path, "- {apiVersion: v1, kind: ConfigMap, names: [settings]}\n")
+    (role,) = of_kind(objects_of(bundle), "ClusterRole")
+    assert not any(r.get("resourceNames") for r in role["rules"])
+
+
+def objects_of(bundle: Any, **options: Any) -> list[dict[str, Any]]:
+    return [m.obj for m in operator_manifests(bundle, InstallOptions(**options))]
 
 
 def test_the_notes_are_written_as_comments_above_the_first_role(tmp_path: Path) -> None:
@@ -418,3 +513,63 @@ def test_a_namespaced_install_grants_cluster_wide_only_what_lives_outside_namesp
     for ns in set(watched):
         (role,) = [o for o in of_kind(objs, "Role") if o["metadata"]["namespace"] == ns]
         assert _triples(role["rules"]) == _triples(policy_rules(g for g in grants if g.namespaced))
+
+
+# -- reads pinned to a namespace ------------------------------------------------------------
+_NAMESPACES = ["n1", "n2", "x", "ops"]
+_OBJECT_NAMES = ["lease", "other"]
+_any_grants = st.builds(
+    Grant,
+    group=st.sampled_from(["", "apps"]),
+    resource=_names,
+    verbs=st.sets(st.sampled_from(VERB_ORDER), min_size=1).map(
+        lambda s: tuple(v for v in VERB_ORDER if v in s)
+    ),
+    namespaced=st.booleans(),
+    names=st.sampled_from([(), ("lease",)]),
+    namespace=st.sampled_from(["", "x", "n1"]),
+).filter(lambda g: g.namespaced or not g.namespace)
+
+
+def _effective(objs: list[dict[str, Any]]) -> set[tuple[str, str, str, str, str]]:
+    """Every (namespace or "" for cluster scope, group, resource, verb, object name) the
+    objects let the ServiceAccount do, as the API server's RBAC authorizer decides it."""
+    out = set()
+    for role in of_kind(objs, "Role") + of_kind(objs, "ClusterRole"):
+        scopes = [role["metadata"]["namespace"]] if role["kind"] == "Role" else ["", *_NAMESPACES]
+        for g, r, v, n in _triples(role["rules"]):
+            for scope in scopes:
+                for name in [n] if n else _OBJECT_NAMES:
+                    out.add((scope, g, r, v, name))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_any_grants, max_size=8), st.lists(st.sampled_from(["n1", "n2"]), max_size=2))
+def test_roles_grant_exactly_what_the_grants_say_where_they_say_it(
+    grants: list[Grant], watched: list[str]
+) -> None:
+    objs = rbac_objects(
+        Permissions(tuple(sorted(grants))),
+        name="op",
+        namespace="ops",
+        service_account="op",
+        lease_name="lease",
+        watch_namespaces=watched,
+    )
+    everywhere = ["", *_NAMESPACES]
+    expected = set()
+    for g in [*grants, *lease_grants("lease")]:
+        if g.resource == "leases":
+            scopes = ["ops"]
+        elif g.namespace:
+            scopes = [g.namespace]
+        elif g.namespaced and watched:
+            scopes = list(watched)
+        else:
+            scopes = everywhere  # a ClusterRole
+        for scope in scopes:
+            for verb in g.verbs:
+                for name in g.names or _OBJECT_NAMES:
+                    expected.add((scope, g.group, g.resource, verb, name))
+    assert _effective(objs) == expected

@@ -1,5 +1,8 @@
 """Strategic merge patch directives ($patch, $retainKeys, $setElementOrder,
-$deleteFromPrimitiveList) and what a merge does not do to its inputs."""
+$deleteFromPrimitiveList) and what a merge does not do to its inputs.
+
+Every expected value here is what apimachinery gives (``kubectl patch --local``, the
+strategic-merge tool of testenv), quirks included."""
 
 from __future__ import annotations
 
@@ -49,16 +52,28 @@ def test_patch_replace_in_a_map_replaces_the_whole_map() -> None:
     assert smp(deployment(), patch)["spec"]["strategy"] == {"type": "Recreate"}
 
 
-def test_patch_replace_still_applies_nested_directives_and_drops_nulls() -> None:
+def test_patch_replace_takes_the_map_as_written_nulls_included() -> None:
     patch = {"spec": {"strategy": {"$patch": "replace", "type": "Recreate", "x": None}}}
 
-    assert smp(deployment(), patch)["spec"]["strategy"] == {"type": "Recreate"}
+    assert smp(deployment(), patch)["spec"]["strategy"] == {"type": "Recreate", "x": None}
 
 
-def test_patch_delete_in_a_map_deletes_the_map() -> None:
+def test_patch_replace_of_a_map_the_original_lacks_adds_nothing() -> None:
+    original = deployment()
+    del original["spec"]["strategy"]
+
+    result = smp(original, {"spec": {"strategy": {"$patch": "replace", "type": "Recreate"}}})
+
+    assert "strategy" not in result["spec"]
+
+
+def test_patch_delete_in_a_map_leaves_an_empty_map() -> None:
     patch = {"spec": {"strategy": {"rollingUpdate": {"$patch": "delete"}}}}
 
-    assert smp(deployment(), patch)["spec"]["strategy"] == {"type": "RollingUpdate"}
+    assert smp(deployment(), patch)["spec"]["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {},
+    }
 
 
 def test_patch_delete_of_a_map_the_original_lacks_adds_nothing() -> None:
@@ -71,12 +86,9 @@ def test_patch_delete_at_the_top_leaves_an_empty_object() -> None:
     assert smp(deployment(), {"$patch": "delete"}) == {}
 
 
-def test_patch_merge_is_the_default() -> None:
-    explicit = smp(deployment(), {"spec": {"strategy": {"$patch": "merge", "type": "Recreate"}}})
-    implicit = smp(deployment(), {"spec": {"strategy": {"type": "Recreate"}}})
-
-    assert explicit == implicit
-    assert explicit["spec"]["strategy"] == {"type": "Recreate", "rollingUpdate": {"maxSurge": 1}}
+def test_patch_merge_in_a_map_is_refused_as_apimachinery_refuses_it() -> None:
+    with pytest.raises(ConfigError, match=r"spec\.strategy.*\$patch: merge"):
+        smp(deployment(), {"spec": {"strategy": {"$patch": "merge", "type": "Recreate"}}})
 
 
 def test_an_unknown_patch_directive_is_a_config_error_naming_where() -> None:
@@ -93,14 +105,14 @@ def test_patch_replace_item_replaces_a_merge_list() -> None:
     assert containers_of(smp(deployment(containers=THREE), patch)) == [{"name": "z", "image": "z"}]
 
 
-def test_patch_replace_item_also_replaces_a_list_without_merge_key() -> None:
-    original = {"kind": "WebApp", "spec": {"items": [1, 2]}}
+def test_a_list_without_merge_key_is_replaced_by_the_patch_list_as_written() -> None:
+    # apimachinery keeps directive items there; the API server then refuses `$patch`
+    patch = pod_patch(tolerations=[{"$patch": "replace"}, {"key": "b"}])
 
-    result = strategic_merge(
-        original, {"spec": {"items": [{"$patch": "replace"}, 3]}}, kind="WebApp"
-    )
+    result = smp(deployment(tolerations=[{"key": "a"}]), patch)
 
-    assert result["spec"]["items"] == [3]
+    tolerations = result["spec"]["template"]["spec"]["tolerations"]
+    assert tolerations == [{"$patch": "replace"}, {"key": "b"}]
 
 
 def test_patch_replace_item_ignores_other_directive_items() -> None:
@@ -115,16 +127,16 @@ def test_patch_delete_item_removes_every_item_with_that_key() -> None:
     original = deployment(containers=[*THREE, {"name": "b", "image": "dup"}])
     patch = pod_patch(containers=[{"name": "b", "$patch": "delete"}, {"name": "d"}])
 
-    assert containers_of(smp(original, patch)) == [THREE[0], THREE[2], {"name": "d"}]
+    assert containers_of(smp(original, patch)) == [{"name": "d"}, THREE[0], THREE[2]]
 
 
 def test_patch_delete_then_re_add_in_one_patch_gives_a_fresh_item() -> None:
     patch = pod_patch(containers=[{"name": "a", "$patch": "delete"}, {"name": "a", "image": "new"}])
 
     assert containers_of(smp(deployment(containers=THREE), patch)) == [
+        {"name": "a", "image": "new"},
         THREE[1],
         THREE[2],
-        {"name": "a", "image": "new"},
     ]
 
 
@@ -133,13 +145,9 @@ def test_patch_delete_item_without_the_merge_key_is_a_config_error() -> None:
         smp(deployment(containers=THREE), pod_patch(containers=[{"$patch": "delete"}]))
 
 
-def test_patch_delete_item_in_a_list_without_merge_key_is_a_config_error() -> None:
-    original = {"kind": "WebApp", "spec": {"items": [{"name": "a"}]}}
-
-    with pytest.raises(ConfigError, match=r"spec\.items.*no merge key"):
-        strategic_merge(
-            original, {"spec": {"items": [{"name": "a", "$patch": "delete"}]}}, kind="WebApp"
-        )
+def test_patch_merge_item_in_a_merge_list_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"containers.*\$patch: merge"):
+        smp(deployment(containers=THREE), pod_patch(containers=[{"name": "a", "$patch": "merge"}]))
 
 
 # -- $retainKeys ---------------------------------------------------------------------------
@@ -170,7 +178,7 @@ def test_retain_keys_must_list_every_key_the_patch_sets() -> None:
 # -- $setElementOrder ----------------------------------------------------------------------
 
 
-def test_set_element_order_orders_a_merge_list_by_key() -> None:
+def test_set_element_order_places_listed_items_in_its_order_among_the_others() -> None:
     patch = pod_patch(
         **{
             "$setElementOrder/containers": [{"name": "c"}, {"name": "a"}],
@@ -178,17 +186,18 @@ def test_set_element_order_orders_a_merge_list_by_key() -> None:
         }
     )
 
+    # c before a as listed; b, not listed, stays before c as in the original
     assert containers_of(smp(deployment(containers=THREE), patch)) == [
+        THREE[1],
         THREE[2],
         {"name": "a", "image": "a2"},
-        THREE[1],  # not listed: after, in its relative order
     ]
 
 
 def test_set_element_order_orders_a_primitive_list() -> None:
     patch = {"metadata": {"$setElementOrder/finalizers": ["c", "a"]}}
 
-    assert smp(deployment(), patch)["metadata"]["finalizers"] == ["c", "a", "b"]
+    assert smp(deployment(), patch)["metadata"]["finalizers"] == ["b", "c", "a"]
 
 
 def test_set_element_order_places_items_the_patch_adds() -> None:
@@ -201,7 +210,7 @@ def test_set_element_order_places_items_the_patch_adds() -> None:
 
     names = [c["name"] for c in containers_of(smp(deployment(containers=THREE), patch))]
 
-    assert names == ["new", "b", "a", "c"]
+    assert names == ["new", "a", "b", "c"]
 
 
 # -- $deleteFromPrimitiveList ----------------------------------------------------------------
@@ -213,15 +222,42 @@ def test_delete_from_primitive_list_removes_those_values() -> None:
     assert smp(deployment(), patch)["metadata"]["finalizers"] == ["a"]
 
 
-def test_delete_from_primitive_list_applies_before_values_the_patch_adds() -> None:
+def test_delete_from_primitive_list_with_values_the_patch_adds() -> None:
     patch = {"metadata": {"$deleteFromPrimitiveList/finalizers": ["a"], "finalizers": ["d"]}}
 
-    assert smp(deployment(), patch)["metadata"]["finalizers"] == ["b", "c", "d"]
+    assert smp(deployment(), patch)["metadata"]["finalizers"] == ["d", "b", "c"]
 
 
-def test_a_directive_that_is_not_a_list_is_a_config_error() -> None:
+def test_delete_from_primitive_list_that_is_not_a_list_changes_nothing() -> None:
+    patch = {"metadata": {"$deleteFromPrimitiveList/finalizers": "a"}}
+
+    assert smp(deployment(), patch) == deployment()
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"metadata": {"$setElementOrder/finalizers": "a"}},
+        {"spec": {"strategy": {"$retainKeys": "type"}}},
+    ],
+)
+def test_an_order_or_retain_directive_that_is_not_a_list_is_a_config_error(
+    patch: dict[str, Any],
+) -> None:
     with pytest.raises(ConfigError, match="takes a list"):
-        smp(deployment(), {"metadata": {"$deleteFromPrimitiveList/finalizers": "a"}})
+        smp(deployment(), patch)
+
+
+def test_set_element_order_that_contradicts_the_patch_is_a_config_error() -> None:
+    patch = pod_patch(
+        **{
+            "$setElementOrder/containers": [{"name": "b"}, {"name": "a"}],
+            "containers": [{"name": "a"}, {"name": "b"}],
+        }
+    )
+
+    with pytest.raises(ConfigError, match="must name every item the patch sets"):
+        smp(deployment(containers=THREE), patch)
 
 
 def test_dollar_keys_that_are_not_directives_are_ordinary_fields() -> None:
@@ -243,7 +279,7 @@ def test_merging_never_changes_the_original_or_the_patch() -> None:
             "strategy": {"$retainKeys": ["type"], "type": "Recreate"},
             "template": {
                 "spec": {
-                    "$setElementOrder/containers": [{"name": "c"}],
+                    "$setElementOrder/containers": [{"name": "c"}, {"name": "b"}],
                     "containers": [{"name": "a", "$patch": "delete"}, {"name": "b", "env": []}],
                     "volumes": [{"$patch": "replace"}, {"name": "w"}],
                 }
@@ -265,8 +301,9 @@ def test_changing_the_result_does_not_change_the_patch() -> None:
     patch_before = copy.deepcopy(patch)
 
     result = smp(deployment(containers=THREE), patch)
-    containers_of(result)[-1]["env"].append({"name": "B"})
-    result["spec"]["template"]["spec"]["containers"][-1]["image"] = "changed"
+    added = next(c for c in containers_of(result) if c["name"] == "x")
+    added["env"].append({"name": "B"})
+    added["image"] = "changed"
 
     assert patch == patch_before
 

@@ -108,8 +108,8 @@ def test_strategic_temporary_patches_use_the_objects_merge_keys() -> None:
     result = apply_temporary_patches(deployment(), "app.deployment", [smp_ref("p", patch)])
 
     assert result["spec"]["template"]["spec"]["containers"] == [
-        {"name": "app"},
         {"name": "sidecar"},
+        {"name": "app"},
     ]
 
 

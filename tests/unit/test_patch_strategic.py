@@ -131,7 +131,7 @@ def test_endpoint_subset_addresses_are_replaced_as_kubernetes_does() -> None:
 # -- lists with a merge key -------------------------------------------------------------
 
 
-def test_containers_merge_by_name_and_new_ones_are_appended_in_patch_order() -> None:
+def test_containers_merge_by_name_in_the_order_kubectl_gives() -> None:
     original = deployment(
         containers=[{"name": "app", "image": "app:1"}, {"name": "proxy", "image": "p:1"}]
     )
@@ -143,11 +143,13 @@ def test_containers_merge_by_name_and_new_ones_are_appended_in_patch_order() -> 
         ]
     )
 
+    # the patch's items in patch order; proxy, which the patch does not name, after
+    # app, which the original has before it
     assert pod_spec(smp_deployment(original, patch))["containers"] == [
-        {"name": "app", "image": "app:2"},
-        {"name": "proxy", "image": "p:1"},
         {"name": "z-new", "image": "z:1"},
+        {"name": "app", "image": "app:2"},
         {"name": "a-new", "image": "a:1"},
+        {"name": "proxy", "image": "p:1"},
     ]
 
 
@@ -225,7 +227,7 @@ def test_pod_spec_lists_merge_by_their_kubernetes_merge_key(
     result = smp_deployment(original, pod_patch(**{field: [new_item, patched_item]}))
 
     merged = {**old_item, **patched_item}
-    assert pod_spec(result)[field] == [merged, new_item]
+    assert pod_spec(result)[field] == [new_item, merged]
     assert len({item[key] for item in pod_spec(result)[field]}) == 2
 
 
@@ -302,7 +304,7 @@ def test_owner_references_merge_by_uid() -> None:
     ("kind", "where"),
     [("ConfigMap", ("metadata",)), ("Deployment", ("spec", "template", "metadata"))],
 )
-def test_finalizers_are_a_set_union_that_keeps_the_original_order(
+def test_finalizers_are_a_set_union_in_the_order_kubectl_gives(
     kind: str, where: tuple[str, ...]
 ) -> None:
     def nest(value: Any) -> dict[str, Any]:
@@ -316,7 +318,8 @@ def test_finalizers_are_a_set_union_that_keeps_the_original_order(
     inner = result
     for key in where:
         inner = inner[key]
-    assert inner["finalizers"] == ["b", "a", "c", "d"]
+    # c, new, first; then b before a, as in the original
+    assert inner["finalizers"] == ["c", "b", "a", "d"]
 
 
 @pytest.mark.parametrize(
@@ -334,13 +337,25 @@ def test_status_conditions_merge_by_type(kind: str) -> None:
     assert result["status"]["conditions"] == [{"type": "Ready", "status": "True"}, {"type": "X"}]
 
 
+def test_a_pod_disruption_budget_selector_is_replaced_whole() -> None:
+    original = {
+        "kind": "PodDisruptionBudget",
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "a"}}},
+    }
+    patch = {"spec": {"selector": {"matchLabels": {"tier": "web"}}}}
+
+    result = strategic_merge(original, patch, kind="PodDisruptionBudget", api_version="policy/v1")
+
+    assert result["spec"] == {"minAvailable": 1, "selector": {"matchLabels": {"tier": "web"}}}
+
+
 def test_two_patch_items_with_the_same_key_both_merge_into_one_item() -> None:
     original = deployment(containers=[{"name": "app"}])
     patch = pod_patch(containers=[{"name": "new", "image": "n:1"}, {"name": "new", "args": ["-v"]}])
 
     assert pod_spec(smp_deployment(original, patch))["containers"] == [
-        {"name": "app"},
         {"name": "new", "image": "n:1", "args": ["-v"]},
+        {"name": "app"},
     ]
 
 

@@ -213,7 +213,7 @@ def test_config_error_from_a_template_fails_the_rollout(tmp_path: Path) -> None:
     assert h.objects() == []
 
 
-def test_lookup_of_a_cluster_scoped_kind_ignores_the_crs_namespace() -> None:
+def test_lookup_of_a_cluster_scoped_kind_ignores_the_crs_namespace(tmp_path: Path) -> None:
     from oper8d.cluster.memory import MemoryCluster
     from oper8d.engine.session import SeededRandoms, Session
 
@@ -222,9 +222,11 @@ def test_lookup_of_a_cluster_scoped_kind_ignores_the_crs_namespace() -> None:
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}},
         field_manager="t",
     )
+    # a cluster-scoped kind is readable once declared (docs/security.md)
+    bundle = build(tmp_path, "components: []\nreads: [{apiVersion: v1, kind: Namespace}]")
     session = Session(
-        bundle=None,  # type: ignore[arg-type]
-        controller=None,  # type: ignore[arg-type]
+        bundle=bundle,
+        controller=bundle.controllers[0],
         cr={"metadata": {"name": "x", "namespace": "default"}},
         config={},
         cluster=cluster,

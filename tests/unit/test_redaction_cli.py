@@ -47,6 +47,7 @@ components:
           kind: Service
           metadata: {name: "{{ scoped_name('web') }}"}
           spec: {ports: [{port: 80}]}
+reads: [{apiVersion: v1, kind: Secret}]  # the app reads the generated password back
 """
 
 # the password is compared with a map's keys: a wrong one fails the render, quoting it

@@ -43,6 +43,7 @@ components:
             port: "{{ {'http': '80'}[lookup('v1', 'Secret', 'upstream').data.token | b64decode] }}"
 status:
   token: "lookup('v1', 'Secret', 'upstream').data.token | b64decode"
+reads: [{apiVersion: v1, kind: Secret, names: [upstream]}]
 """
 
 # a generated password, read back with live() and copied where it does not belong
@@ -66,6 +67,7 @@ components:
 status:
   password: "live('creds.secret').data.password | b64decode"
   url: "'postgres://dbadmin:' ~ (live('creds.secret').data.password | b64decode) ~ '@db'"
+reads: [{apiVersion: v1, kind: Secret}]
 """
 
 # the password breaks the YAML: the parse error quotes the rendered line holding it

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from oper8d.cluster.kube_discovery import Resource
 from oper8d.cluster.memory import MemoryCluster
 from oper8d.cluster.selectors import matches
-from oper8d.engine.deploy import OWNER_LABEL
 from oper8d.errors import ClusterError
 from oper8d.kinds import CLUSTER_SCOPED_KINDS
+from oper8d.objects import OWNER_LABEL
 from oper8d.runtime.cache import CachedCluster
 from oper8d.runtime.informer import Informer
 from oper8d.runtime.store import ObjectStore, copy_obj, key_of, newer

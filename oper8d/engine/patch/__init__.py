@@ -2,7 +2,8 @@
 
 Used by ``engine.rollout`` on every render. Modules:
 
-- ``strategic``: strategic merge patch with Kubernetes' directives;
+- ``strategic``: strategic merge patch with Kubernetes' directives, as apimachinery applies it;
+- ``ordering``: the order apimachinery gives a merged list;
 - ``mergekeys``: the merge keys of built-in kinds' lists, as data;
 - ``jsonpatch6902``: JSON Patch (RFC 6902) with copy-on-write;
 - ``identity``: patches may not rename or re-kind an object;

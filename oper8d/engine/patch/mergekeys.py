@@ -2,9 +2,12 @@
 
 The API server reads this from the Go struct tags of the built-in types
 (``patchStrategy:"merge" patchMergeKey:"name"``). oper8d carries no OpenAPI model:
-the lists that matter to operators are kept as data here and resolved by their path
-inside the object (``spec.template.spec.containers[].env``). ``patch.strategic``
-asks ``list_rules(kind, api_version)`` once per patch and looks lists up by path.
+the lists are kept as data here and resolved by their path inside the object
+(``spec.template.spec.containers[].env``). ``patch.strategic`` asks
+``list_rules(kind, api_version)`` once per patch and looks lists up by path. For every
+kind below the rules equal the struct tags of Kubernetes 1.34 (an integration test,
+test_smp_apimachinery.py, compares them), including the one map a patch replaces
+whole (a PodDisruptionBudget's ``spec.selector``).
 
 Every list not found here is replaced by a patch, and so is every list of a kind not
 found here: custom resources have no merge keys (the API server refuses strategic
@@ -21,7 +24,11 @@ from typing import Final
 #: the patch's values are added after the original's, each value once.
 SET: Final = "<set>"
 
-#: Lists of every ObjectMeta: the object's own ``metadata`` and a pod template's.
+#: A map a patch replaces whole (``patchStrategy:"replace"``) instead of merging into it.
+REPLACE: Final = "<replace>"
+
+#: Lists of every ObjectMeta: the object's own ``metadata``, a pod template's, and those of
+#: the claim templates below.
 OBJECT_META_LISTS: Final[Mapping[str, str]] = {
     "ownerReferences": "uid",
     "finalizers": SET,
@@ -52,6 +59,23 @@ POD_SPEC_LISTS: Final[Mapping[str, str]] = {
 #: The PodSpec lists whose items are Containers.
 CONTAINER_FIELDS: Final = ("containers", "initContainers", "ephemeralContainers")
 
+#: Where a PodSpec's ephemeral volumes keep the ObjectMeta of their claim template.
+EPHEMERAL_CLAIM_META: Final = "volumes[].ephemeral.volumeClaimTemplate.metadata"
+
+#: Lists of a Pod's status (which a patch rarely sets; kept so that the rules are complete).
+_CONTAINER_STATUS_LISTS: Final = {"volumeMounts": "mountPath", "allocatedResourcesStatus": "name"}
+POD_STATUS_LISTS: Final[Mapping[str, str]] = {
+    "conditions": "type",
+    "podIPs": "ip",
+    "hostIPs": "ip",
+    "resourceClaimStatuses": "name",
+    **{
+        f"{statuses}[].{field}": key
+        for statuses in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
+        for field, key in _CONTAINER_STATUS_LISTS.items()
+    },
+}
+
 #: Where a kind keeps its PodTemplateSpec (``metadata`` + ``spec``); ``""``: the Pod itself.
 POD_TEMPLATE_AT: Final[Mapping[str, str]] = {
     "Pod": "",
@@ -70,8 +94,8 @@ _CONDITIONS: Final = {"status.conditions": "type"}
 #: Other lists with a merge key, by kind, at their path in the object.
 #: (EndpointSubset ``addresses`` has no merge key in Kubernetes: it is replaced.)
 KIND_LISTS: Final[Mapping[str, Mapping[str, str]]] = {
-    "Pod": {**_CONDITIONS, "status.podIPs": "ip", "status.hostIPs": "ip"},
-    "Node": {**_CONDITIONS, "status.addresses": "type"},
+    "Pod": {f"status.{field}": key for field, key in POD_STATUS_LISTS.items()},
+    "Node": {**_CONDITIONS, "status.addresses": "type", "spec.podCIDRs": SET},
     "Namespace": _CONDITIONS,
     "PersistentVolumeClaim": _CONDITIONS,
     "Service": {"spec.ports": "port", **_CONDITIONS},
@@ -79,11 +103,16 @@ KIND_LISTS: Final[Mapping[str, Mapping[str, str]]] = {
     "ReplicationController": _CONDITIONS,
     "ReplicaSet": _CONDITIONS,
     "Deployment": _CONDITIONS,
-    "StatefulSet": _CONDITIONS,
+    "StatefulSet": {
+        **_CONDITIONS,
+        "spec.volumeClaimTemplates[].status.conditions": "type",
+        **{f"spec.volumeClaimTemplates[].metadata.{f}": k for f, k in OBJECT_META_LISTS.items()},
+    },
     "DaemonSet": _CONDITIONS,
     "Job": _CONDITIONS,
     "HorizontalPodAutoscaler": _CONDITIONS,
-    "PodDisruptionBudget": _CONDITIONS,
+    "PodDisruptionBudget": {**_CONDITIONS, "spec.selector": REPLACE},
+    "CronJob": {f"spec.jobTemplate.metadata.{f}": k for f, k in OBJECT_META_LISTS.items()},
 }
 
 #: The API group of each built-in kind we know. With an apiVersion of another group
@@ -147,6 +176,8 @@ def _rules_of(kind: str) -> dict[Path, str]:
         meta, spec = _join(template, "metadata"), _join(template, "spec")
         rules |= {_join(meta, f): key for f, key in OBJECT_META_LISTS.items()}
         rules |= {_join(spec, f): key for f, key in POD_SPEC_LISTS.items()}
+        claim = _join(spec, EPHEMERAL_CLAIM_META)
+        rules |= {_join(claim, f): key for f, key in OBJECT_META_LISTS.items()}
         for containers in CONTAINER_FIELDS:
             item = _join(spec, containers) + "[]"
             rules |= {_join(item, f): key for f, key in CONTAINER_LISTS.items()}
@@ -156,7 +187,8 @@ def _rules_of(kind: str) -> dict[Path, str]:
 
 _NO_RULES: Final[Mapping[Path, str]] = MappingProxyType({})
 
-#: kind -> {path of a list: its merge key, or SET}; built once from the tables above.
+#: kind -> {path of a list: its merge key, or SET; of a map: REPLACE}; built once from the
+#: tables above.
 RULES: Final[Mapping[str, Mapping[Path, str]]] = MappingProxyType(
     {kind: MappingProxyType(_rules_of(kind)) for kind in KIND_GROUPS}
 )

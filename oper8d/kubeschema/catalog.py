@@ -1,0 +1,291 @@
+"""``KubeSchemas``: which kinds a cluster serves and the checks each rendered object gets.
+
+The entry point of ``oper8d.kubeschema`` (see its docstring for the whole API). One
+``KubeSchemas`` holds the built-in schemas of one Kubernetes version (package data from
+``scripts/gen_kube_schemas.py``, or another file given by the user) plus custom kinds from
+CRDs; ``validate`` and ``coerce`` compile a kind's schema on first use and keep the
+compiled tree, so each later object of that kind costs one walk. Immutable once built
+(``with_crds`` returns a new one); compiled trees are cached behind a lock, so one
+instance can serve several threads.
+"""
+
+from __future__ import annotations
+
+import difflib
+import gzip
+import json
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from oper8d.kubeschema.compile import OBJECT_META, Compiler
+from oper8d.kubeschema.crds import CustomKind, custom_kinds
+from oper8d.kubeschema.messages import Allow, Coercions, Errors, format_path, type_error
+from oper8d.kubeschema.messages import Path as FieldPath
+from oper8d.kubeschema.nodes import Node, ObjectNode, StringNode
+from oper8d.kubeschema.objectmeta import (
+    SELECTING_KINDS,
+    config_key_problems,
+    meta_problems,
+    selector_problems,
+)
+
+DATA_PACKAGE = "oper8d.kubeschema.data"
+DEFAULT_VERSION = "v1.34.4"
+_CONFIG_KEYS = {("", "ConfigMap"): ("data", "binaryData"), ("", "Secret"): ("data", "stringData")}
+
+
+class SchemaDataError(ValueError):
+    """A schema set (package data or a user's file) is missing or unreadable."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: ``path`` like ``spec.template.spec.containers[0].env[0].value``
+    (empty for the object as a whole), ``segments`` the same as keys and indices."""
+
+    path: str
+    segments: tuple[str | int, ...]
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+@dataclass(frozen=True)
+class Validation:
+    """What ``validate`` found: errors the apiserver would reject the object for, and a
+    warning (instead of errors) when the kind has no known schema."""
+
+    errors: tuple[Finding, ...] = ()
+    warning: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+@dataclass(frozen=True)
+class Coercion:
+    """A number or boolean turned into the string its schema asks for (or a string of
+    digits into the port number it names)."""
+
+    path: str
+    segments: tuple[str | int, ...]
+    before: Any
+    after: Any
+
+
+@dataclass(frozen=True)
+class Coerced:
+    obj: Any
+    coercions: tuple[Coercion, ...] = ()
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    api_version: str
+    kind: str
+    plural: str
+    namespaced: bool
+    builtin: bool
+
+
+def group_of(api_version: str) -> str:
+    return api_version.rpartition("/")[0]
+
+
+def shipped_versions() -> list[str]:
+    """Kubernetes versions whose built-in schemas ship with oper8d (``v1.34.4``, ...)."""
+    names = [p.name for p in resources.files(DATA_PACKAGE).iterdir()]
+    files = [n for n in names if n.endswith(".json.gz")]
+    return sorted(n.removeprefix("k8s-").removesuffix(".json.gz") for n in files)
+
+
+def _read(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        data = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+    except (OSError, ValueError) as e:
+        raise SchemaDataError(f"{where}: not a kubeschema data file ({e})") from None
+    if not isinstance(data, dict) or data.get("format") != 1 or "defs" not in data:
+        raise SchemaDataError(f"{where}: not a kubeschema data file (format 1)")
+    return data
+
+
+class KubeSchemas:
+    """Built-in schemas of one Kubernetes version plus custom kinds."""
+
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        custom: Iterable[CustomKind] = (),
+        custom_groups: Iterable[str] = (),
+    ) -> None:
+        self._data = data
+        self._defs: Mapping[str, Any] = data["defs"]
+        self._builtin_groups = frozenset(data.get("groups", ()))
+        self._kinds: dict[tuple[str, str], tuple[KindInfo, str | CustomKind]] = {}
+        for api_version, kind, name, plural, namespaced in data["kinds"]:
+            info = KindInfo(api_version, kind, plural, namespaced, True)
+            self._kinds[(api_version, kind)] = (info, name)
+        self._custom = tuple(custom)
+        for ck in self._custom:
+            info = KindInfo(ck.api_version, ck.kind, ck.plural, ck.namespaced, False)
+            self._kinds[(ck.api_version, ck.kind)] = (info, ck)
+        self._custom_groups = frozenset(
+            {*custom_groups, *(group_of(ck.api_version) for ck in self._custom)}
+        )
+        self._lock = threading.Lock()
+        self._roots: dict[tuple[str, str], Node | None] = {}
+        self._builtin = Compiler(self._defs, builtin=True)
+
+    # ------------------------------------------------------------------ loading
+
+    @classmethod
+    def builtin(cls, version: str = DEFAULT_VERSION) -> KubeSchemas:
+        """The schemas shipped for ``version`` (see ``shipped_versions()``)."""
+        try:
+            raw = resources.files(DATA_PACKAGE).joinpath(f"k8s-{version}.json.gz").read_bytes()
+        except FileNotFoundError:
+            have = ", ".join(shipped_versions())
+            message = f"no Kubernetes schemas for {version} (shipped: {have})"
+            raise SchemaDataError(message) from None
+        return cls(_read(raw, f"k8s-{version}.json.gz"))
+
+    @classmethod
+    def load(cls, path: Path) -> KubeSchemas:
+        """A schema set written by ``scripts/gen_kube_schemas.py --out FILE``."""
+        try:
+            raw = path.read_bytes()
+        except OSError as e:
+            raise SchemaDataError(f"{path}: cannot be read ({e.strerror})") from None
+        return cls(_read(raw, str(path)))
+
+    def with_crds(self, crds: Iterable[Mapping[str, Any]], where: str = "CRD") -> KubeSchemas:
+        """A new set that also knows the served versions of ``crds`` (CRD objects)."""
+        crds = list(crds)
+        added = [ck for crd in crds for ck in custom_kinds(crd, _crd_where(crd, where))]
+        groups = {crd["spec"]["group"] for crd in crds}  # checked by custom_kinds
+        return KubeSchemas(self._data, (*self._custom, *added), self._custom_groups | groups)
+
+    @property
+    def kubernetes_version(self) -> str:
+        return str(self._data.get("kubernetesVersion", "?"))
+
+    def kind_info(self, api_version: str, kind: str) -> KindInfo | None:
+        """Scope and plural of a served kind, or None."""
+        entry = self._kinds.get((api_version, kind))
+        return entry[0] if entry else None
+
+    # ----------------------------------------------------------------- checking
+
+    def validate(self, obj: Any) -> Validation:
+        """Check one rendered object (a plain dict) as the apiserver would on create."""
+        errors: Errors = []
+        if not isinstance(obj, dict):
+            return _validation([((), type_error(obj, "object"))])
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        for field, value in (("apiVersion", api_version), ("kind", kind)):
+            if not value:
+                errors.append(((field,), "Required value"))
+            elif not isinstance(value, str):
+                errors.append(((field,), type_error(value, "string")))
+        if errors:
+            return _validation(errors)
+        root = self._root(api_version, kind)
+        if root is None:
+            return self._unknown(api_version, kind)
+        root.check(obj, (), errors)
+        group = group_of(api_version)
+        meta_problems(group, kind, obj.get("metadata"), ("metadata",), errors)
+        keys = _CONFIG_KEYS.get((group, kind))
+        if keys:
+            config_key_problems(obj, keys, errors)
+        if (group, kind) in SELECTING_KINDS and not errors:
+            selector_problems(obj, errors)
+        return _validation(errors)
+
+    def coerce(self, obj: Any, allow: Allow | None = None) -> Coerced:
+        """``obj`` with numbers and booleans turned into strings where the schema says
+        string (``true``/``false`` for booleans), and strings of digits into numbers where a
+        port number or name goes (``targetPort: "8080"``, which the apiserver refuses);
+        other values are left for ``validate``.
+
+        ``allow(segments)`` limits it to some fields (e.g. those a lone expression
+        rendered). Containers are copied only along changed paths; ``obj`` is not modified.
+        """
+        if not isinstance(obj, dict):
+            return Coerced(obj)
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        named = isinstance(api_version, str) and isinstance(kind, str)
+        root = self._root(api_version, kind) if named else None
+        if root is None:
+            return Coerced(obj)
+        out: Coercions = []
+        new = root.coerce(obj, (), out, allow)
+        return Coerced(new, tuple(Coercion(format_path(p), p, b, a) for p, b, a in out))
+
+    def precompile(self) -> None:
+        """Compile every known kind now (e.g. before a benchmark or a worker pool)."""
+        for api_version, kind in list(self._kinds):
+            self._root(api_version, kind)
+
+    def _root(self, api_version: str, kind: str) -> Node | None:
+        key = (api_version, kind)
+        root = self._roots.get(key)
+        if root is not None or key in self._roots:
+            return root
+        with self._lock:
+            if key not in self._roots:
+                entry = self._kinds.get(key)
+                self._roots[key] = None if entry is None else self._compile(entry[1])
+            return self._roots[key]
+
+    def _compile(self, source: str | CustomKind) -> Node | None:
+        if isinstance(source, str):
+            return self._builtin.definition(source)
+        meta = self._builtin.definition(OBJECT_META)
+        if source.schema is None:
+            return None
+        compiler = Compiler({}, builtin=False, object_meta=meta, embedded=_embedded_check)
+        root = compiler.node(source.schema)
+        if isinstance(root, ObjectNode):
+            root.props.update(metadata=meta, apiVersion=StringNode(None), kind=StringNode(None))
+        return root
+
+    def _unknown(self, api_version: str, kind: str) -> Validation:
+        if (api_version, kind) in self._kinds:  # a served custom version without a schema
+            return Validation(warning=f"{kind} ({api_version}): its CRD has no schema: not checked")
+        if group_of(api_version) not in self._builtin_groups | self._custom_groups:
+            return Validation(
+                warning=f'no schema for kind "{kind}" in version "{api_version}": not checked '
+                "(give its CustomResourceDefinition with --crds)"
+            )
+        message = f'no matches for kind "{kind}" in version "{api_version}"'
+        served = sorted(av for av, k in self._kinds if k == kind)
+        if served:
+            message += f": {kind} is served as {' and '.join(served)}"
+        else:
+            kinds = sorted({k for av, k in self._kinds if av == api_version})
+            close = difflib.get_close_matches(kind, kinds, n=1, cutoff=0.6)
+            if close:
+                message += f'; did you mean "{close[0]}"?'
+        return _validation([(("apiVersion",), message)])
+
+
+def _crd_where(crd: Mapping[str, Any], where: str) -> str:
+    name = (crd.get("metadata") or {}).get("name")
+    return f"{where} {name}" if name else where
+
+
+def _embedded_check(value: dict[str, Any], path: FieldPath, errors: Errors) -> None:
+    for field in ("apiVersion", "kind"):
+        if not value.get(field):
+            errors.append(((*path, field), "Required value: must not be empty"))
+
+
+def _validation(errors: Errors) -> Validation:
+    return Validation(tuple(Finding(format_path(p), p, m) for p, m in errors))

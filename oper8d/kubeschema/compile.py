@@ -1,0 +1,180 @@
+"""Schema dicts -> ``kubeschema.nodes`` trees, once per kind.
+
+``Compiler`` is used by ``kubeschema.catalog``: one for the built-in definitions (shared
+nodes, memoised by definition name, so ObjectMeta or PodSpec compile once for all kinds),
+and one per custom resource version (a CRD's ``openAPIV3Schema``, self-contained).
+
+Built-in and custom schemas differ where the apiserver treats them differently:
+
+- built-in: an ``object`` without properties is free-form (RawExtension, JSON); integers
+  are Go ints (a float is refused); the ``enum`` of an optional field also accepts ``""``,
+  which the Go types decode as unset and the apiserver defaults (``imagePullPolicy: ""``),
+  but a required one does not (``pathType: ""``); a null list item is an empty object;
+- custom: an ``object`` without properties keeps nothing, so any field in it is unknown
+  unless ``x-kubernetes-preserve-unknown-fields``; bounds, patterns, list types and
+  ``allOf``/``anyOf``/``oneOf``/``not`` are checked; ``x-kubernetes-validations`` (CEL)
+  is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from oper8d.kubeschema import constraints
+from oper8d.kubeschema.formats import (
+    BUILTIN_FORMATS,
+    CRD_FORMATS,
+    INT_RANGES,
+    port_name_problem,
+    quantity_problem,
+)
+from oper8d.kubeschema.messages import Errors, Path, enum_check
+from oper8d.kubeschema.nodes import (
+    ArrayNode,
+    BooleanNode,
+    IntegerNode,
+    IntOrStringNode,
+    Node,
+    NumberNode,
+    ObjectNode,
+    PortNode,
+    QuantityNode,
+    StringNode,
+)
+from oper8d.kubeschema.objectmeta import label_problem
+
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+_OBJECT_WORDS = ("properties", "additionalProperties", "required")
+_CORE = "io.k8s.api.core.v1."
+#: built-in int-or-string fields that hold a port number or a port name
+PORT_FIELDS = frozenset(
+    {
+        (_CORE + "ServicePort", "targetPort"),
+        (_CORE + "HTTPGetAction", "port"),
+        (_CORE + "TCPSocketAction", "port"),
+        ("io.k8s.api.networking.v1.NetworkPolicyPort", "port"),
+    }
+)
+#: built-in string fields that name a port, and the rule their names follow
+PORT_NAME_FIELDS: dict[tuple[str, str], Callable[[str], str | None]] = {
+    (_CORE + "ContainerPort", "name"): port_name_problem,
+    (_CORE + "ServicePort", "name"): label_problem,
+}
+Embedded = Callable[[dict[str, Any], Path, Errors], None]
+
+
+class Compiler:
+    """Compiles schemas of one source: the built-in ``defs`` or one CRD version's schema.
+
+    ``embedded`` checks the apiVersion/kind/metadata of an embedded resource (custom only);
+    ``object_meta`` is the node used for ``metadata`` there and at a custom kind's root.
+    """
+
+    def __init__(
+        self,
+        defs: Mapping[str, Any],
+        *,
+        builtin: bool,
+        object_meta: Node | None = None,
+        embedded: Embedded | None = None,
+    ) -> None:
+        self.defs = defs
+        self.builtin = builtin
+        self.object_meta = object_meta
+        self.embedded = embedded
+        self._memo: dict[str, Node] = {}
+
+    def definition(self, name: str) -> Node:
+        """The node of a built-in definition (compiled on first use)."""
+        node = self._memo.get(name)
+        if node is None:
+            node = self.node(self.defs[name], name=name)
+        return node
+
+    def node(
+        self,
+        schema: Mapping[str, Any],
+        *,
+        name: str | None = None,
+        strict: bool = True,
+        optional: bool = False,
+    ) -> Node:
+        """One schema's node. ``name``: memoise as that definition; ``strict=False`` for
+        junctor branches, which check values but never report unknown fields;
+        ``optional``: an optional property (a built-in enum there also takes ``""``)."""
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            return self.definition(ref)
+        node = self._typed(schema, name, strict)
+        node.null_ok = self.builtin or bool(schema.get("nullable"))
+        if not self.builtin:
+            node.extra = (*node.extra, *constraints.value_checks(schema, self))
+        if "enum" in schema and not isinstance(node, ObjectNode | ArrayNode):
+            empty_ok = ("",) if self.builtin and optional else ()
+            node.extra = (enum_check(schema["enum"], empty_ok), *node.extra)
+        return node
+
+    def _typed(self, schema: Mapping[str, Any], name: str | None, strict: bool) -> Node:
+        if schema.get("x-kubernetes-int-or-string"):
+            return IntOrStringNode()
+        fmt = schema.get("format")
+        if fmt == "quantity":
+            return QuantityNode(quantity_problem)
+        kind = schema.get("type")
+        if kind == "string":
+            formats = BUILTIN_FORMATS if self.builtin else CRD_FORMATS
+            return StringNode(formats.get(fmt) if isinstance(fmt, str) else None)
+        if kind == "integer":
+            low, high = INT_RANGES.get(fmt, INT_RANGES["int64"])
+            return IntegerNode(fmt if fmt in INT_RANGES else None, low, high, not self.builtin)
+        if kind == "number":
+            return NumberNode()
+        if kind == "boolean":
+            return BooleanNode()
+        if kind == "array":
+            items = schema.get("items")
+            if not isinstance(items, Mapping):
+                return ArrayNode(Node())
+            array = ArrayNode(self.node(items, strict=strict))
+            # Go decodes a null struct in a list as the empty struct, then validates it
+            array.null_items_empty = self.builtin and isinstance(array.items, ObjectNode)
+            return array
+        if kind == "object" or any(k in schema for k in _OBJECT_WORDS):
+            node = self._object(schema, name, strict)
+            if kind is None and isinstance(node, ObjectNode):
+                node.objects_only = False  # a junctor branch: other types pass
+            return node
+        return Node()
+
+    def _object(self, schema: Mapping[str, Any], name: str | None, strict: bool) -> Node:
+        props = schema.get("properties") or {}
+        additional = schema.get("additionalProperties")
+        preserve = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
+        embedded = bool(schema.get("x-kubernetes-embedded-resource"))
+        if self.builtin and not props and additional is None:
+            return Node()  # RawExtension, JSON, FieldsV1: any content
+        node = ObjectNode()
+        if name is not None:
+            self._memo[name] = node  # before the properties: definitions can recurse
+        node.strict = strict
+        node.preserve = preserve or additional is True
+        node.required = tuple(schema.get("required") or ())
+        if isinstance(additional, Mapping):
+            node.additional = self.node(additional, strict=strict)
+        for key, sub in props.items():
+            if self.builtin and (name, key) in PORT_FIELDS:
+                node.props[key] = PortNode(port_name_problem)
+            elif self.builtin and (name, key) in PORT_NAME_FIELDS:
+                node.props[key] = StringNode(PORT_NAME_FIELDS[(name, key)])
+            else:
+                optional = key not in node.required
+                node.props[key] = self.node(sub, strict=strict, optional=optional)
+        if embedded and not self.builtin:
+            if self.object_meta is not None:
+                node.props["metadata"] = self.object_meta
+            node.props.setdefault("apiVersion", StringNode(None))
+            node.props.setdefault("kind", StringNode(None))
+            node.embedded = self.embedded
+        return node
+

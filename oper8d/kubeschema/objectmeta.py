@@ -1,0 +1,216 @@
+"""ObjectMeta rules the apiserver's validation code applies beyond the schema.
+
+Used by ``kubeschema.catalog`` for every object and by embedded resources: a name (or
+generateName) is required and must have the form its kind demands, namespaces are DNS
+labels, label keys and values and annotation keys are qualified names, annotations stay
+under 256 KiB, ConfigMap/Secret keys are valid config keys, and a workload's selector
+selects its own pod template. Messages are
+apimachinery's, so an author who has seen the apiserver's error recognises ours.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from oper8d.kubeschema.messages import Errors, MapKey, Path
+
+_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_LABEL = re.compile(_LABEL)
+_DNS1123_SUBDOMAIN = re.compile(rf"{_LABEL}(\.{_LABEL})*")
+_DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_QUALIFIED = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_CONFIG_KEY = re.compile(r"[-._a-zA-Z0-9]+")
+_TOTAL_ANNOTATIONS = 256 * 1024
+
+_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+    "'-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com')"
+)
+_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character (e.g. 'my-name')"
+)
+_DNS1035_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
+    "an alphabetic character, and end with an alphanumeric character (e.g. 'my-name')"
+)
+_QUALIFIED_MSG = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+    "end with an alphanumeric character (e.g. 'MyName', 'my.name' or '123-abc')"
+)
+_LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
+    "or '.', and must start and end with an alphanumeric character"
+)
+_CONFIG_KEY_MSG = (
+    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' "
+    "(e.g. 'key.name', or 'KEY_NAME', or 'key-name')"
+)
+
+
+@lru_cache(maxsize=4096)  # pure; the same names and keys recur on every render
+def subdomain_problem(name: str) -> str | None:
+    if len(name) > 253:
+        return "must be no more than 253 characters"
+    return None if _DNS1123_SUBDOMAIN.fullmatch(name) else _SUBDOMAIN_MSG
+
+
+@lru_cache(maxsize=4096)  # pure; the same names and keys recur on every render
+def label_problem(name: str) -> str | None:
+    if len(name) > 63:
+        return "must be no more than 63 characters"
+    return None if _DNS1123_LABEL.fullmatch(name) else _LABEL_MSG
+
+
+@lru_cache(maxsize=4096)  # pure; the same names and keys recur on every render
+def dns1035_problem(name: str) -> str | None:
+    if len(name) > 63:
+        return "must be no more than 63 characters"
+    return None if _DNS1035_LABEL.fullmatch(name) else _DNS1035_MSG
+
+
+def path_segment_problem(name: str) -> str | None:
+    if name in (".", ".."):
+        return f'may not be "{name}"'
+    for bad in ("/", "%"):
+        if bad in name:
+            return f"may not contain '{bad}'"
+    return None
+
+
+#: kind -> how its name is checked (default: DNS-1123 subdomain)
+NAME_RULES: dict[tuple[str, str], Callable[[str], str | None]] = {
+    ("", "Service"): dns1035_problem,
+    ("", "Namespace"): label_problem,
+    ("rbac.authorization.k8s.io", "Role"): path_segment_problem,
+    ("rbac.authorization.k8s.io", "ClusterRole"): path_segment_problem,
+    ("rbac.authorization.k8s.io", "RoleBinding"): path_segment_problem,
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): path_segment_problem,
+}
+
+
+#: review kinds (TokenReview, SubjectAccessReview, ...) are answered, not stored: no name
+NAMELESS_GROUPS = frozenset({"authentication.k8s.io", "authorization.k8s.io"})
+
+
+@lru_cache(maxsize=4096)  # pure; the same names and keys recur on every render
+def qualified_name_problem(key: str) -> str | None:
+    """A label or annotation key: ``[prefix/]name``."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and not prefix:
+        return "prefix part must be non-empty"
+    if slash:
+        problem = subdomain_problem(prefix)
+        if problem:
+            return f"prefix part {problem}"
+    if not name:
+        return "name part must be non-empty"
+    if len(name) > 63:
+        return "name part must be no more than 63 characters"
+    return None if _QUALIFIED.fullmatch(name) else _QUALIFIED_MSG
+
+
+def meta_problems(group: str, kind: str, meta: Any, path: Path, errors: Errors) -> None:
+    """Append the ObjectMeta problems of one object's ``metadata`` (at ``path``)."""
+    if not isinstance(meta, dict):
+        meta = {}
+    name, generate = meta.get("name"), meta.get("generateName")
+    rule = NAME_RULES.get((group, kind), subdomain_problem)
+    if not name and not generate and group not in NAMELESS_GROUPS:
+        errors.append(((*path, "name"), "Required value: name or generateName is required"))
+    elif isinstance(name, str) and name:
+        problem = rule(name)
+        if problem:
+            errors.append(((*path, "name"), f'Invalid value: "{name}": {problem}'))
+    namespace = meta.get("namespace")
+    if isinstance(namespace, str) and namespace:
+        problem = label_problem(namespace)
+        if problem:
+            errors.append(((*path, "namespace"), f'Invalid value: "{namespace}": {problem}'))
+    labels = meta.get("labels")
+    if isinstance(labels, dict):
+        for key, value in labels.items():
+            where = (*path, "labels", MapKey(key))
+            problem = qualified_name_problem(str(key))
+            if problem:
+                errors.append((where, f'Invalid value: "{key}": {problem}'))
+            if isinstance(value, str):
+                if len(value) > 63:
+                    too_long = "must be no more than 63 characters"
+                    errors.append((where, f'Invalid value: "{value}": {too_long}'))
+                elif not _LABEL_VALUE.fullmatch(value):
+                    errors.append((where, f'Invalid value: "{value}": {_LABEL_VALUE_MSG}'))
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict):
+        total = 0
+        for key, value in annotations.items():
+            problem = qualified_name_problem(str(key).lower())
+            if problem:
+                where = (*path, "annotations", MapKey(key))
+                errors.append((where, f'Invalid value: "{key}": {problem}'))
+            total += len(str(key)) + (len(value) if isinstance(value, str) else 0)
+        if total > _TOTAL_ANNOTATIONS:
+            errors.append(
+                ((*path, "annotations"), f"Too long: must have at most {_TOTAL_ANNOTATIONS} bytes")
+            )
+
+
+def config_key_problems(obj: dict[str, Any], fields: tuple[str, ...], errors: Errors) -> None:
+    """ConfigMap ``data``/``binaryData`` and Secret ``data``/``stringData`` keys."""
+    for field in fields:
+        values = obj.get(field)
+        if not isinstance(values, dict):
+            continue
+        for key in values:
+            if not isinstance(key, str) or len(key) > 253 or not _CONFIG_KEY.fullmatch(key):
+                errors.append(((field, MapKey(key)), f'Invalid value: "{key}": {_CONFIG_KEY_MSG}'))
+
+
+#: (group, kind) whose ``spec.selector`` must select ``spec.template.metadata.labels``
+SELECTING_KINDS = frozenset(
+    {("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet"), ("apps", "ReplicaSet")}
+)
+
+
+def selector_problems(obj: dict[str, Any], errors: Errors) -> None:
+    """A workload whose selector does not match its own pod template's labels."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    selector, template = spec.get("selector"), spec.get("template")
+    labels = template.get("metadata") if isinstance(template, dict) else None
+    labels = labels.get("labels") if isinstance(labels, dict) else None
+    if not isinstance(selector, dict) or not isinstance(labels, dict):
+        return
+    if not (selector.get("matchLabels") or selector.get("matchExpressions")):
+        return
+    if _selects(selector, labels) is False:
+        path = ("spec", "template", "metadata", "labels")
+        errors.append((path, "Invalid value: `selector` does not match template `labels`"))
+
+
+def _selects(selector: dict[str, Any], labels: dict[str, Any]) -> bool | None:
+    """Whether a LabelSelector selects ``labels``; None when it is malformed (reported by
+    the schema check instead)."""
+    match = selector.get("matchLabels") or {}
+    if not isinstance(match, dict):
+        return None
+    if any(labels.get(k) != v for k, v in match.items()):
+        return False
+    for expr in selector.get("matchExpressions") or ():
+        if not isinstance(expr, dict):
+            return None
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True

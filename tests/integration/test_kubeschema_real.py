@@ -1,0 +1,283 @@
+"""Differential test: the offline validator agrees with a real kube-apiserver.
+
+Every object of the corpus (the issue's mistakes, their valid neighbours, the rendered
+examples, a custom resource of a CRD with every structural rule, and generated mutations
+of both: values swapped for another JSON type, unknown fields added) is created with
+``dryRun=All`` and ``fieldValidation=Strict``; the apiserver's verdict (created or refused)
+must equal ``KubeSchemas.validate``'s (no errors or errors). The last test checks that the
+shipped schema data is exactly what ``scripts/gen_kube_schemas.py`` makes from this server.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import random
+import ssl
+import urllib.error
+import urllib.request
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harness import wait_for
+
+from oper8d.envtest import Environment
+from oper8d.kubeschema import KubeSchemas
+from tests.unit.kubeschema_corpus import CASES, rendered_examples
+
+pytestmark = pytest.mark.integration
+
+
+def _send(env: Environment, method: str, path: str, body: Any, query: str = "") -> tuple[int, str]:
+    url = f"{env.server_url}{path}{query}"
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method)
+    request.add_header("Authorization", f"Bearer {env.admin_token}")
+    request.add_header("Content-Type", "application/json")
+    context = ssl.create_default_context(cafile=str(env.ca_file))
+    try:
+        with urllib.request.urlopen(request, context=context, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def _collection(obj: dict[str, Any], schemas: KubeSchemas) -> str:
+    api_version, kind = obj["apiVersion"], obj["kind"]
+    info = schemas.kind_info(api_version, kind)
+    plural = info.plural if info else kind.lower() + "s"
+    namespaced = info.namespaced if info else True
+    root = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    meta = obj.get("metadata")
+    ns = (meta.get("namespace") if isinstance(meta, dict) else None) or "default"
+    return f"{root}/namespaces/{ns}/{plural}" if namespaced else f"{root}/{plural}"
+
+
+def _apiserver_rejects(
+    env: Environment, schemas: KubeSchemas, obj: dict[str, Any]
+) -> tuple[bool, str]:
+    status, text = _send(
+        env, "POST", _collection(obj, schemas), obj, "?dryRun=All&fieldValidation=Strict"
+    )
+    return status >= 300, f"{status} {text[:400]}"
+
+
+@pytest.fixture(scope="module")
+def schemas() -> KubeSchemas:
+    return KubeSchemas.builtin()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_validator_agrees_with_the_apiserver_on_the_corpus(
+    envtest: Environment, schemas: KubeSchemas, case: Any
+) -> None:
+    rejected, answer = _apiserver_rejects(envtest, schemas, case.obj)
+    ours = schemas.validate(case.obj)
+    assert rejected == case.rejected, f"the corpus is wrong about {case.name}: {answer}"
+    assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
+
+
+EXAMPLES = rendered_examples()
+
+
+@pytest.mark.parametrize("obj", [o for _, o in EXAMPLES], ids=[n for n, _ in EXAMPLES])
+def test_every_rendered_example_object_is_accepted_by_both(
+    envtest: Environment, schemas: KubeSchemas, obj: dict[str, Any]
+) -> None:
+    obj = copy.deepcopy(obj)
+    obj["metadata"].pop("ownerReferences", None)  # the owner CR does not exist here
+    rejected, answer = _apiserver_rejects(envtest, schemas, obj)
+    assert not rejected, answer
+    assert schemas.validate(obj).ok, schemas.validate(obj)
+
+
+def _widget_crd() -> dict[str, Any]:
+    spec = {
+        "type": "object",
+        "required": ["size"],
+        "properties": {
+            "size": {"type": "integer", "minimum": 1, "maximum": 10},
+            "mode": {"type": "string", "enum": ["fast", "safe"]},
+            "tags": {
+                "type": "array",
+                "items": {"type": "string"},
+                "x-kubernetes-list-type": "set",
+            },
+            "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            "port": {"x-kubernetes-int-or-string": True},
+            "template": {
+                "type": "object",
+                "x-kubernetes-embedded-resource": True,
+                "x-kubernetes-preserve-unknown-fields": True,
+            },
+        },
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.kubeschema.test"},
+        "spec": {
+            "group": "kubeschema.test",
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {"spec": spec},
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+def _widget(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubeschema.test/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "default"},
+        "spec": {"size": 3, **spec},
+    }
+
+
+WIDGETS = [
+    ("valid", _widget(mode="fast", tags=["a"], extra={"any": {"thing": 1}}, port="http"), False),
+    ("int port", _widget(port=8080), False),
+    ("unknown field", _widget(colour="red"), True),
+    ("too big", _widget(size=11), True),
+    ("string size", _widget(size="3"), True),
+    ("enum", _widget(mode="slow"), True),
+    ("duplicate set item", _widget(tags=["a", "a"]), True),
+    ("float port", _widget(port=1.5), True),
+    ("embedded ok", _widget(template={"apiVersion": "v1", "kind": "Pod", "spec": {}}), False),
+    ("embedded without kind", _widget(template={"apiVersion": "v1"}), True),
+    ("metadata typo", {**_widget(), "metadata": {"name": "w", "labelz": {}}}, True),
+]
+
+
+@pytest.fixture(scope="module")
+def widget_crd(envtest: Environment) -> dict[str, Any]:
+    crd = _widget_crd()
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    status, text = _send(envtest, "POST", crds, crd)
+    assert status in (201, 409), text
+    collection = "/apis/kubeschema.test/v1/namespaces/default/widgets"
+
+    def served() -> bool:
+        return _send(envtest, "POST", collection, _widget(), "?dryRun=All")[0] != 404
+
+    wait_for("the Widget CRD to be served", served, timeout=30)
+    return crd
+
+
+@pytest.mark.parametrize("case", WIDGETS, ids=[c[0] for c in WIDGETS])
+def test_validator_agrees_with_the_apiserver_on_a_custom_resource(
+    envtest: Environment, schemas: KubeSchemas, widget_crd: dict[str, Any], case: Any
+) -> None:
+    _, obj, expected = case
+    custom = schemas.with_crds([widget_crd])
+    rejected, answer = _apiserver_rejects(envtest, custom, obj)
+    ours = custom.validate(obj)
+    assert rejected == expected, f"the corpus is wrong: {answer}"
+    assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
+
+
+def _positions(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every value's path in an object, except its identity (apiVersion, kind, name)."""
+    out = [path] if path else []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out += _positions(value, (*path, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            out += _positions(value, (*path, i))
+    skip = {("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", "namespace")}
+    return [p for p in out if p[:2] not in skip and p[:1] not in skip]
+
+
+def _swap(value: Any, rng: random.Random) -> Any:
+    """A value of another JSON type (a decoding-level change, not a semantic one)."""
+    if isinstance(value, bool):
+        return rng.choice(["true", 1, [value]])
+    if isinstance(value, int):
+        return rng.choice([str(value), True, 1.5, [value]])
+    if isinstance(value, str):
+        return rng.choice([7, False, [value], {"v": value}])
+    if isinstance(value, list):
+        return rng.choice(["list", {"items": value}])
+    return rng.choice(["object", [value], 3])
+
+
+def _mutants(
+    sources: list[tuple[str, dict[str, Any]]], seed: int, per_object: int
+) -> list[tuple[str, dict[str, Any]]]:
+    rng = random.Random(seed)
+    out = []
+    for name, original in sources:
+        base = copy.deepcopy(original)
+        base["metadata"].pop("ownerReferences", None)
+        for _ in range(per_object):
+            obj = copy.deepcopy(base)
+            path = rng.choice(_positions(obj))
+            parent: Any = obj
+            for part in path[:-1]:
+                parent = parent[part]
+            if isinstance(parent[path[-1]], dict) and rng.random() < 0.5:
+                parent[path[-1]]["zzUnknownField"] = "x"
+                what = f"{name} +field under {'.'.join(map(str, path))}"
+            else:
+                parent[path[-1]] = _swap(parent[path[-1]], rng)
+                what = f"{name} swap {'.'.join(map(str, path))}"
+            out.append((what, obj))
+    return out
+
+
+MUTANTS = _mutants(rendered_examples(), seed=9, per_object=12)
+
+
+@pytest.mark.parametrize("obj", [o for _, o in MUTANTS], ids=[n for n, _ in MUTANTS])
+def test_validator_agrees_on_generated_mutations_of_the_examples(
+    envtest: Environment, schemas: KubeSchemas, obj: dict[str, Any]
+) -> None:
+    rejected, answer = _apiserver_rejects(envtest, schemas, obj)
+    ours = schemas.validate(obj)
+    assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
+
+
+def test_the_shipped_schemas_are_what_the_test_apiserver_serves(
+    envtest: Environment, tmp_path: Path
+) -> None:
+    script = Path(__file__).resolve().parents[2] / "scripts" / "gen_kube_schemas.py"
+    spec = importlib.util.spec_from_file_location("gen_kube_schemas", script)
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert envtest.server_url is not None
+    server = gen.Server(envtest.server_url, envtest.admin_token, str(envtest.ca_file))
+    made = gen.generate(server, tmp_path / "k8s.json.gz")
+    shipped = resources.files("oper8d.kubeschema.data").joinpath("k8s-v1.34.4.json.gz")
+    assert made.read_bytes() == shipped.read_bytes(), "run scripts/gen_kube_schemas.py"
+
+
+WIDGET_MUTANTS = _mutants([(n, o) for n, o, rejected in WIDGETS if not rejected], 9, 15)
+
+
+@pytest.mark.parametrize(
+    "obj", [o for _, o in WIDGET_MUTANTS], ids=[n for n, _ in WIDGET_MUTANTS]
+)
+def test_validator_agrees_on_generated_mutations_of_a_custom_resource(
+    envtest: Environment, schemas: KubeSchemas, widget_crd: dict[str, Any], obj: dict[str, Any]
+) -> None:
+    custom = schemas.with_crds([widget_crd])
+    rejected, answer = _apiserver_rejects(envtest, custom, obj)
+    ours = custom.validate(obj)
+    assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
