@@ -15,7 +15,13 @@ from typing import Any, TypeVar
 
 from oper8d.bundle.edges import condition_references, infer_edges, template_references
 from oper8d.bundle.literals import literal_kinds, literal_namespace, text_documents
-from oper8d.bundle.loader import Document, PathKey, load_yaml_file, resolve_path
+from oper8d.bundle.loader import (
+    Document,
+    PathKey,
+    load_yaml_file,
+    read_bundle_text,
+    resolve_path,
+)
 from oper8d.bundle.model import (
     FORMAT_VERSION,
     Bundle,
@@ -36,6 +42,7 @@ from oper8d.bundle.reads import CallFinder, parse_reads, undeclared_calls, undec
 from oper8d.bundle.validate import SchemaSet, check_spec_schema
 from oper8d.clock import parse_duration
 from oper8d.errors import BundleError, Problem, SourcePos
+from oper8d.limits import Limits
 from oper8d.template import Expr, TemplateEngine
 
 OPERATOR_FILE = "operator.yaml"
@@ -43,7 +50,7 @@ HOOK_PHASES = ("afterDeploy", "afterDeployUnsuccessful", "afterVerify", "afterVe
 _T = TypeVar("_T")
 
 
-def load_bundle(path: str | Path) -> Bundle:
+def load_bundle(path: str | Path, limits: Limits | None = None) -> Bundle:
     """Load, validate and compile the bundle at ``path`` (a folder or its operator.yaml).
 
     Raises ``BundleError`` listing every problem found, each with file:line:col.
@@ -55,14 +62,15 @@ def load_bundle(path: str | Path) -> Bundle:
         raise BundleError(
             Problem(f"no {OPERATOR_FILE} in {root} (a bundle is a folder with an {OPERATOR_FILE})")
         )
-    return _Compiler(root).compile()
+    return _Compiler(root, limits if limits is not None else Limits()).compile()
 
 
 class _Compiler:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, limits: Limits):
         self.root = root
         self.schemas = SchemaSet()
-        self.templates = TemplateEngine()
+        self.limits = limits
+        self.templates = TemplateEngine(limits)
         self.problems: list[Problem] = []
         # id(document) -> (document, its index): the document is kept so its id stays its own
         self._position_indexes: dict[int, tuple[Document, _PositionIndex]] = {}
@@ -71,11 +79,12 @@ class _Compiler:
 
     # -- entry ---------------------------------------------------------------------------
     def compile(self) -> Bundle:
-        doc = load_yaml_file(self.root, OPERATOR_FILE)
+        doc = load_yaml_file(self.root, OPERATOR_FILE, limits=self.limits)
         self.problems.extend(self.schemas.validate(doc, "operator"))
         controllers = doc.data.get("controllers") if isinstance(doc.data, dict) else None
         for i, c in enumerate(controllers if isinstance(controllers, list) else []):
-            if isinstance(c, dict) and isinstance((c.get("resource") or {}).get("schema"), dict):
+            resource = c.get("resource") if isinstance(c, dict) else None
+            if isinstance(resource, dict) and isinstance(resource.get("schema"), dict):
                 path = ("controllers", i, "resource", "schema")
                 self.problems.extend(check_spec_schema(doc, path))
         if self.problems:
@@ -258,7 +267,7 @@ class _Compiler:
         include = entry.child("include")
         try:
             resolve_path(self.root, include.value, pos=include.pos)
-            doc = load_yaml_file(self.root, include.value, pos=include.pos)
+            doc = load_yaml_file(self.root, include.value, pos=include.pos, limits=self.limits)
         except BundleError as err:
             self.problems.extend(err.problems)
             return []
@@ -309,8 +318,7 @@ class _Compiler:
         else:
             ref = node.child("template")
             try:
-                path = resolve_path(self.root, ref.value, pos=ref.pos)
-                text = path.read_text(encoding="utf-8")
+                text = read_bundle_text(self.root, ref.value, pos=ref.pos)
             except BundleError as err:
                 self.problems.extend(err.problems)
                 return None

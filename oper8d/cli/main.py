@@ -29,7 +29,17 @@ from oper8d.errors import Oper8dError, ReconcileError
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(version=__version__, prog_name="oper8d")
-def main() -> None:
+@click.option(
+    "--limit",
+    "limits",
+    multiple=True,
+    metavar="NAME=VALUE",
+    envvar="OPER8D_LIMIT",
+    help="Raise a resource limit, e.g. --limit templateSeconds=30 --limit crBytes=3Mi "
+    "(repeatable; also OPER8D_LIMIT, space-separated). See docs/security.md.",
+)
+@click.pass_context
+def main(ctx: click.Context, limits: tuple[str, ...]) -> None:
     """oper8d: Kubernetes operators written as YAML bundles.
 
     BUNDLE is a folder with an operator.yaml (see docs/bundle-format.md).
@@ -42,6 +52,12 @@ def main() -> None:
       oper8d run      examples/operators/stateful --dry-run \\
                       --cr examples/operators/stateful/samples/notes.yaml
     """
+    from oper8d.limits import Limits, parse_limit_overrides
+
+    try:
+        ctx.obj = parse_limit_overrides(limits, Limits())
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--limit") from None
 
 
 @main.command()
@@ -143,13 +159,16 @@ def render(
     deletions = would_delete(b, run)
     incomplete = None if run.stable else why_incomplete(run)
     if output_dir:
-        written, masked = write_folder(
-            Path(output_dir),
-            list(run.applied.items()),
-            deletions,
-            sensitive=run.sensitive,
-            show_secrets=show_secrets,
-        )
+        try:
+            written, masked = write_folder(
+                Path(output_dir),
+                list(run.applied.items()),
+                deletions,
+                sensitive=run.sensitive,
+                show_secrets=show_secrets,
+            )
+        except OSError as err:
+            fail([f"cannot write into {output_dir}: {err.strerror or err} ({err.filename})"])
         click.echo(f"wrote {_plural(len(written), 'file')} to {output_dir}", err=True)
         if masked:
             click.echo(

@@ -9,6 +9,9 @@ the reconciler before and after the rollout, never from here.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 from oper8d.bundle.model import ComponentSpec
 from oper8d.engine.deploy import DeployManager, component_of
 from oper8d.engine.progress import RolloutState
@@ -80,12 +83,11 @@ class DeployPhase:
 
     def _prepared(self, name: str, rendered: RenderedComponent) -> RenderedComponent:
         """``rendered`` with each object stamped for apply (namespace, ownership)."""
-        objects = {
-            internal: RenderedObject(
-                internal, self.deployer.prepare(item.obj, internal, name), item.resource
-            )
-            for internal, item in rendered.objects.items()
-        }
+        objects = {}
+        for internal, item in rendered.objects.items():
+            with _placed(item, "prepared for apply"):
+                prepared = self.deployer.prepare(item.obj, internal, name)
+            objects[internal] = RenderedObject(internal, prepared, item.resource)
         return RenderedComponent(objects=objects, disabled=rendered.disabled)
 
     def _apply(self, rendered: RenderedComponent) -> int:
@@ -94,7 +96,8 @@ class DeployPhase:
         self.deployer.require_recorded(item.obj for item in rendered.objects.values())
         written = 0
         for internal, item in rendered.objects.items():
-            _live, wrote = self.deployer.apply(item.obj, item.resource.method)
+            with _placed(item, "applied"):
+                _live, wrote = self.deployer.apply(item.obj, item.resource.method)
             written += wrote
             self.session.record(internal, item.obj)
         return written
@@ -104,3 +107,19 @@ class DeployPhase:
         for obj in self.deployer.owned():
             if component_of(obj) == name:
                 self.deployer.delete(obj)
+
+
+@contextlib.contextmanager
+def _placed(item: RenderedObject, step: str) -> Iterator[None]:
+    """An unexpected error while an object is prepared or applied (a field of the wrong type
+    that the in-memory cluster does not check, say) names the object and its resource."""
+    try:
+        yield
+    except ReconcileError:
+        raise
+    except Exception as err:
+        raise RolloutError(
+            f"object '{item.internal}' could not be {step}: {type(err).__name__}: {err} "
+            "(is a field of the wrong type? run `oper8d render` to see the object)",
+            pos=item.resource.pos,
+        ) from err

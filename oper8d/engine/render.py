@@ -29,7 +29,8 @@ from oper8d.engine.patch import (
     strategic_merge,
 )
 from oper8d.engine.session import Session
-from oper8d.errors import ConfigError
+from oper8d.errors import ConfigError, ReconcileError, RolloutError
+from oper8d.limits import LimitExceeded
 from oper8d.logs import mark_secret
 from oper8d.objects import Obj
 from oper8d.template import Expr
@@ -114,13 +115,23 @@ class Renderer:
         result = RenderedComponent()
         for instance, ctx in self._instances(comp, base):
             for res in comp.resources:
-                for item in render_resource(res, instance, ctx):
-                    obj = self._patch(comp, item, ctx)
-                    mark_secret(obj)  # a patch may have added values
-                    # after patches: neither a template nor a patch may leave the declaration
-                    check_declared(obj, res, item.internal, ctx, self.session.namespace)
-                    obj = checked_against_schema(self.session, obj, res, item.internal)
-                    result.objects[item.internal] = RenderedObject(item.internal, obj, res)
+                try:
+                    for item in render_resource(res, instance, ctx):
+                        obj = self._patch(comp, item, ctx)
+                        mark_secret(obj)  # a patch may have added values
+                        # after patches: neither a template nor a patch may leave the
+                        # declaration
+                        check_declared(obj, res, item.internal, ctx, self.session.namespace)
+                        obj = checked_against_schema(self.session, obj, res, item.internal)
+                        result.objects[item.internal] = RenderedObject(item.internal, obj, res)
+                except ReconcileError:
+                    raise
+                except Exception as err:  # a bug: say where, so it can be reported and fixed
+                    raise RolloutError(
+                        f"resource '{instance}.{res.name}' of component '{comp.name}': "
+                        f"internal error while rendering: {type(err).__name__}: {err}",
+                        pos=res.pos,
+                    ) from err
         return result
 
     def _instances(
@@ -139,6 +150,11 @@ class Renderer:
                 f"{type(items).__name__}",
                 pos=fe.items.pos,
             )
+        limit = fe.items.limits.for_each_items
+        if len(items) > limit:
+            detail = f"forEach.items of component '{comp.name}' has {len(items)} items"
+            hit = LimitExceeded("for_each_items", f"{detail} (at most {limit})")
+            raise ConfigError(str(hit), pos=fe.items.pos)
         out: list[tuple[str, dict[str, Any]]] = []
         seen: set[str] = set()
         for index, item in enumerate(items):
