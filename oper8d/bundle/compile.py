@@ -33,6 +33,7 @@ from oper8d.bundle.model import (
 )
 from oper8d.bundle.nodes import _Node, _PositionIndex
 from oper8d.bundle.reads import CallFinder, parse_reads, undeclared_calls, undeclared_live
+from oper8d.bundle.schema_messages import suggest
 from oper8d.bundle.validate import SchemaSet, check_spec_schema
 from oper8d.clock import parse_duration
 from oper8d.errors import BundleError, Problem, SourcePos
@@ -144,6 +145,9 @@ class _Compiler:
     def _controller(self, node: _Node) -> ControllerSpec | None:
         before = len(self.problems)
         self._calls = CallFinder()
+        # identities written literally by this controller's resources: (group, kind,
+        # namespace or None for the CR's, name) -> (component.resource, position)
+        self._literal_ids: dict[tuple[str, str, str | None, str], tuple[str, SourcePos]] = {}
         resource = self._cr_kind(node.child("resource"))
         reads_node = node.child("reads")
         reads, problems = parse_reads(reads_node.value, lambda i: reads_node.child(i).pos)
@@ -284,7 +288,20 @@ class _Compiler:
             if items is not None:
                 for_each = ForEach(items=items, var=fe.get("as", "item"), key=key)
         ready = self._rules(node.child("readyWhen"), component_level=True)
+        # a forEach's instances may differ in name; components that may be disabled may
+        # be alternatives (render checks those: engine.render)
+        if not node.has("forEach") and not node.has("enabled"):
+            for res_node in node.child("resources").items():
+                self._claim_literal(name, res_node)
         patches = [self._patch(p) for p in node.child("patches").items()]
+        targets = {r.name for r in resources if r}
+        for p_node, p in zip(node.child("patches").items(), patches, strict=True):
+            if p is not None and p.target_resource and p.target_resource not in targets:
+                self._problem(
+                    f"patch targets resource '{p.target_resource}', which component "
+                    f"'{name}' does not have{suggest(p.target_resource, targets)}",
+                    p_node.child("target").pos,
+                )
         if any(r is None for r in resources) or any(p is None for p in patches):
             return None
         return ComponentSpec(
@@ -296,6 +313,25 @@ class _Compiler:
             ready=tuple(ready),
             patches=tuple(p for p in patches if p is not None),
         )
+
+    def _claim_literal(self, component: str, node: _Node) -> None:
+        """A second resource writing the same literal identity: two sources of one object,
+        which would overwrite each other at every reconcile."""
+        obj = node.get("object") if node.has("object") else None
+        key = _literal_identity(obj)
+        if key is None:
+            return
+        label = f"{component}.{node.get('name')}"
+        first = self._literal_ids.setdefault(key, (label, node.pos))
+        if first[0] != label:
+            group, kind, namespace, name = key
+            what = f"{kind}{'.' + group if group else ''} {name}"
+            where = f" in namespace {namespace}" if namespace else ""
+            self._problem(
+                f"resources {first[0]} ({first[1]}) and {label} both render {what}{where}: "
+                "one object can have one source; rename one of them",
+                node.pos,
+            )
 
     def _resource(self, node: _Node, component: str | None) -> ResourceSpec | None:
         obj = tmpl = None
@@ -435,6 +471,21 @@ class _Compiler:
                     )
                 )
         return hooks
+
+
+def _literal_identity(obj: Any) -> tuple[str, str, str | None, str] | None:
+    """(group, kind, namespace, name) of an inline object that writes them all literally
+    (no namespace: the CR's); None when any is computed."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+        return None
+    meta = obj["metadata"]
+    values = (obj.get("apiVersion"), obj.get("kind"), meta.get("name"))
+    namespace = meta.get("namespace")
+    plain = [v for v in (*values, namespace) if isinstance(v, str) and v and "{" not in v]
+    if len(plain) != 3 + (namespace is not None):
+        return None
+    api_version, kind, name = (str(v) for v in values)
+    return api_version.rpartition("/")[0], kind, namespace, name
 
 
 def _opt_str(value: Any) -> str | None:
