@@ -17,10 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jinja2.exceptions import UndefinedError
-
 from oper8d.bundle.model import ComponentSpec, ResourceSpec
 from oper8d.engine.declared import check_declared, check_shape
+from oper8d.engine.missing import SchemaSource, evaluate_live
 from oper8d.engine.patch import (
     TemporaryPatchRef,
     apply_temporary_patches,
@@ -259,12 +258,10 @@ def _check_patches_matched(comp: ComponentSpec, matched: set[int]) -> None:
         )
 
 
-def holds(expr: Expr, context: dict[str, Any]) -> bool:
-    """Evaluate a condition over live objects. A field that does not exist yet (an object
-    not created, a status not written) means "not yet", not a broken bundle."""
-    try:
-        return bool(expr.evaluate(context))
-    except ConfigError as err:
-        if isinstance(err.__cause__, UndefinedError):
-            return False
-        raise
+def holds(expr: Expr, context: dict[str, Any], schemas: SchemaSource | None = None) -> bool:
+    """Evaluate a condition over live objects. A field the object's schema has but the
+    live object lacks yet (a status not written), or an object not created yet, means "not
+    yet"; an undefined name or a field the kind's schema does not have is a ConfigError at
+    the expression (``engine.missing``). ``schemas``: read once per rollout when given."""
+    value, _waiting = evaluate_live(expr, context, schemas or SchemaSource())
+    return bool(value)
