@@ -32,11 +32,13 @@ from oper8d.bundle.model import (
     TemporaryPatchPolicy,
 )
 from oper8d.bundle.nodes import _Node, _PositionIndex
+from oper8d.bundle.paths import path_problems
 from oper8d.bundle.reads import CallFinder, parse_reads, undeclared_calls, undeclared_live
 from oper8d.bundle.schema_messages import suggest
 from oper8d.bundle.validate import SchemaSet, check_spec_schema
 from oper8d.clock import parse_duration
 from oper8d.errors import BundleError, Problem, SourcePos
+from oper8d.kubeschema import KubeSchemas
 from oper8d.template import Expr, TemplateEngine
 
 OPERATOR_FILE = "operator.yaml"
@@ -98,6 +100,7 @@ class _Compiler:
             operator_version=_opt_str(meta.get("version")),
             description=meta.get("description"),
         )
+        kube_schemas = KubeSchemas.builtin()  # the conditions' field paths (bundle.paths)
         for c in bundle.controllers:
             self.problems.extend(undeclared_calls(bundle, c, c.lookups))
             refs = [ref for comp in c.components for ref in template_references(comp)]
@@ -105,6 +108,7 @@ class _Compiler:
                 list(c.edges), list(c.components), list(c.hooks), dict(c.status_fields)
             )
             self.problems.extend(undeclared_live(bundle, c, refs))
+            self.problems.extend(path_problems(c, kube_schemas))
         if self.problems:
             raise BundleError(sorted(self.problems, key=_problem_order))
         return bundle

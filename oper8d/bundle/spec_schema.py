@@ -234,6 +234,39 @@ def _unknown(
             found.append(Problem(message, field=field_path(prefix, (*path, key))))
 
 
+def declares(schema: Any, path: tuple[str | int, ...]) -> tuple[bool | None, tuple[str, ...]]:
+    """Whether the bundle's spec ``schema`` declares the CR's field at ``path``
+    (``("spec", "db", "port")``): True, False with the names declared where the path
+    left the schema (for a "did you mean"), or None when it cannot tell (not under
+    ``spec``, a node that keeps unknown fields or uses junctors or references)."""
+    if not path or path[0] != "spec" or not isinstance(schema, Mapping):
+        return None, ()
+    node: Any = schema
+    for part in path[1:]:
+        if not isinstance(node, Mapping):
+            return None, ()
+        if isinstance(part, int):
+            node = node.get("items")
+            continue
+        props = node.get("properties") or {}
+        extra = node.get("additionalProperties")
+        if part in props:
+            node = props[part]
+        elif isinstance(extra, Mapping):
+            node = extra
+        elif (
+            not props
+            or extra is True
+            or node.get("x-kubernetes-preserve-unknown-fields")
+            or node.get("patternProperties")
+            or any(node.get(j) for j in ("allOf", "anyOf", "oneOf", "$ref"))
+        ):
+            return None, ()
+        else:
+            return False, tuple(props)
+    return True, ()
+
+
 # -- defaulting ------------------------------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from jinja2.exceptions import UndefinedError
 
 from oper8d.bundle.schema_messages import suggest
+from oper8d.bundle.spec_schema import declares
 from oper8d.errors import ConfigError
 from oper8d.kubeschema import KubeSchemas
 from oper8d.template import Expr
@@ -53,7 +54,7 @@ class SchemaSource:
 
     def has_field(self, api_version: str, kind: str, path: Path) -> tuple[bool | None, Any]:
         if kind == "__cr__":
-            return _spec_has(self.cr_schema, path)
+            return declares(self.cr_schema, path)
         return self.schemas().has_field(api_version, kind, path)
 
 
@@ -170,33 +171,3 @@ def _field(path: Path) -> str:
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
-
-
-def _spec_has(schema: Any, path: Path) -> tuple[bool | None, tuple[str, ...]]:
-    """Whether the CR's ``path`` (``spec.x``) is declared by the bundle's spec schema."""
-    if not path or path[0] != "spec" or not isinstance(schema, Mapping):
-        return None, ()
-    node: Any = schema
-    for part in path[1:]:
-        if not isinstance(node, Mapping):
-            return None, ()
-        if isinstance(part, int):
-            node = node.get("items")
-            continue
-        props = node.get("properties") or {}
-        extra = node.get("additionalProperties")
-        if part in props:
-            node = props[part]
-        elif isinstance(extra, Mapping):
-            node = extra
-        elif (
-            not props
-            or extra is True
-            or node.get("x-kubernetes-preserve-unknown-fields")
-            or node.get("patternProperties")
-            or any(node.get(j) for j in ("allOf", "anyOf", "oneOf", "$ref"))
-        ):
-            return None, ()
-        else:
-            return False, tuple(props)
-    return True, ()

@@ -54,6 +54,14 @@ def at(path: Path, needle: str, nth: int = 0) -> str:
     return f"{path.name}:{found[0]}:{found[1]}"
 
 
+def compile_error(tmp_path: Path, controller: str, **kw: object) -> str:
+    """The one problem compiling the bundle finds (what ``oper8d validate`` prints)."""
+    with pytest.raises(BundleError) as caught:
+        build(tmp_path, controller, **kw)  # type: ignore[arg-type]
+    (problem,) = caught.value.problems
+    return f"{problem.pos}: {problem.message}"
+
+
 def reconciled_error(h: Harness) -> str:
     """The error of one reconcile: a ConfigError, also shown by the CR's Ready condition."""
     result = h.reconcile()
@@ -145,15 +153,13 @@ def readiness(rule: str) -> str:
     return DEPLOYMENT + f"        readyWhen:\n          - {rule}\n"
 
 
-def test_a_readiness_rule_with_a_field_the_kind_lacks_is_an_error_despite_its_message(
+def test_validate_finds_a_readiness_field_the_kind_lacks_despite_the_rules_message(
     tmp_path: Path,
 ) -> None:
     rule = '{expr: "obj.status.readyReplicaz >= 1", message: "web is starting"}'
-    h = Harness(build(tmp_path, "components:\n" + readiness(rule)))
-    h.create({})
-    op = tmp_path / "operator.yaml"
-    where = at(op, '"obj.status.readyReplicaz')
-    assert reconciled_error(h) == (
+    error = compile_error(tmp_path, "components:\n" + readiness(rule))
+    where = at(tmp_path / "operator.yaml", '"obj.status.readyReplicaz')
+    assert error == (
         f"{where}: 'obj.status.readyReplicaz >= 1': Deployment (apps/v1) "
         "has no field status.readyReplicaz (did you mean 'readyReplicas'?)"
     )
@@ -173,59 +179,148 @@ def test_a_field_the_kind_has_but_the_object_lacks_yet_waits(tmp_path: Path) -> 
     assert condition(h.cr(), "Ready")["reason"] == "Stable"
 
 
-def test_an_undefined_name_in_a_readiness_rule_is_an_error(tmp_path: Path) -> None:
+def test_validate_finds_an_undefined_name_in_a_readiness_rule(tmp_path: Path) -> None:
     rule = '{expr: "ob.status.readyReplicas >= 1"}'
-    h = Harness(build(tmp_path, "components:\n" + readiness(rule)))
-    h.create({})
-    op = tmp_path / "operator.yaml"
-    where = at(op, '"ob.status')
-    assert reconciled_error(h) == (
+    error = compile_error(tmp_path, "components:\n" + readiness(rule))
+    where = at(tmp_path / "operator.yaml", '"ob.status')
+    assert error == (
         f"{where}: 'ob.status.readyReplicas >= 1': 'ob' is undefined: no "
         "such name (a typo?)"
     )
 
 
-def test_a_when_over_a_field_the_kind_lacks_is_an_error(tmp_path: Path) -> None:
+def test_validate_finds_a_when_over_a_field_the_kind_lacks(tmp_path: Path) -> None:
     when = (
         "    dependsOn:\n"
         "      - component: app\n"
         "        when: \"live('app.cm').dta.owner == 'app'\"\n"
     )
-    bundle = build(tmp_path, "components:\n" + cm("app") + cm("web", "web", when))
-    h = Harness(bundle)
-    h.create({})
+    error = compile_error(tmp_path, "components:\n" + cm("app") + cm("web", "web", when))
     op = tmp_path / "operator.yaml"
-    assert reconciled_error(h) == (
+    assert error == (
         f"{at(op, LIVE)}: \"live('app.cm').dta.owner == 'app'\": ConfigMap (v1) has no "
         "field dta (did you mean 'data'?)"
     )
 
 
-def test_a_hook_check_with_a_typo_is_an_error(tmp_path: Path) -> None:
+def test_validate_finds_a_typo_in_a_hook_check(tmp_path: Path) -> None:
     hooks = (
         "hooks:\n  afterDeploy:\n    - name: up\n"
         "      check: \"live('web.deploy').status.availableReplicaz >= 1\"\n"
         "      message: waiting for web\n"
     )
-    h = Harness(build(tmp_path, "components:\n" + DEPLOYMENT + hooks))
-    h.create({})
+    error = compile_error(tmp_path, "components:\n" + DEPLOYMENT + hooks)
     op = tmp_path / "operator.yaml"
-    assert reconciled_error(h) == (
+    assert error == (
         f"{at(op, LIVE)}: \"live('web.deploy').status.availableReplicaz >= 1\": "
         "Deployment (apps/v1) has no field status.availableReplicaz (did you mean "
         "'availableReplicas'?)"
     )
 
 
-def test_a_status_projection_with_a_typo_is_an_error_not_a_missing_field(
+def test_validate_finds_a_typo_in_a_status_projection(
     tmp_path: Path,
 ) -> None:
-    status = "status:\n  owner: \"live('app.cm').data.ownr\"\n  name: spec.nmae\n"
+    status = "status:\n  name: spec.nmae\n"
     schema = {"type": "object", "properties": {"name": {"type": "string"}}}
-    h = Harness(build(tmp_path, "components:\n" + cm("app") + status, schema=schema))
-    h.create({"name": "x"})
+    error = compile_error(tmp_path, "components:\n" + cm("app") + status, schema=schema)
     op = tmp_path / "operator.yaml"
-    assert reconciled_error(h) == (
+    assert error == (
         f"{at(op, 'spec.nmae')}: 'spec.nmae': the CR's spec schema has no field spec.nmae "
         "(did you mean 'name'?)"
     )
+
+
+# -- where the kind is computed, the same typos are ConfigErrors at run time ------------
+
+TEMPLATED = """\
+components:
+  - name: app
+    resources:
+      - name: cm
+        template: cm.yaml
+"""
+FILES = {
+    "cm.yaml": """\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "{{ scoped_name('app') }}"}
+        data: {owner: app}
+        ---
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "{{ scoped_name('app2') }}"}
+    """,
+}
+
+
+def test_a_when_over_a_templated_object_with_a_typo_is_a_config_error_at_run_time(
+    tmp_path: Path,
+) -> None:
+    when = (
+        "    dependsOn:\n"
+        "      - component: app\n"
+        "        when: \"live('app.cm-configmap-demo-app').dta.owner == 'app'\"\n"
+    )
+    bundle = build(tmp_path, TEMPLATED + cm("web", "web", when), files=FILES)
+    h = Harness(bundle)
+    h.create({})
+    op = tmp_path / "operator.yaml"
+    assert reconciled_error(h) == (
+        f"{at(op, LIVE)}: \"live('app.cm-configmap-demo-app').dta.owner == 'app'\": "
+        "ConfigMap (v1) has no field dta (did you mean 'data'?)"
+    )
+
+
+def test_a_status_projection_with_a_typo_is_a_config_error_at_run_time(
+    tmp_path: Path,
+) -> None:
+    status = "status:\n  owner: \"live('app.cm-configmap-demo-app').metadata.nam\"\n"
+    h = Harness(build(tmp_path, TEMPLATED + status, files=FILES))
+    h.create({})
+    op = tmp_path / "operator.yaml"
+    assert reconciled_error(h) == (
+        f"{at(op, LIVE)}: \"live('app.cm-configmap-demo-app').metadata.nam\": ConfigMap (v1) "
+        "has no field metadata.nam (did you mean 'name'?)"
+    )
+
+
+def test_a_projection_over_an_object_not_created_yet_is_left_out_until_it_exists(
+    tmp_path: Path,
+) -> None:
+    status = "status:\n  owner: \"live('app.cm-configmap-demo-app').data.owner\"\n"
+    h = Harness(build(tmp_path, TEMPLATED + status, files=FILES))
+    h.create({})
+    h.settle()
+    assert h.cr()["status"]["owner"] == "app"
+
+
+def test_a_rule_over_a_computed_kind_with_a_typo_is_a_config_error_at_run_time(
+    tmp_path: Path,
+) -> None:
+    computed = (
+        DEPLOYMENT.replace("kind: Deployment", "kind: \"{{ 'Deployment' }}\"")
+        + "        kinds: [{apiVersion: apps/v1, kind: Deployment},"
+        " {apiVersion: apps/v1, kind: StatefulSet}]\n"
+        "        readyWhen:\n"
+        "          - {expr: \"obj.status.readyReplicaz >= 1\", message: web is starting}\n"
+    )
+    h = Harness(build(tmp_path, "components:\n" + computed))
+    h.create({})
+    where = at(tmp_path / "operator.yaml", '"obj.status')
+    assert reconciled_error(h) == (
+        f"{where}: 'obj.status.readyReplicaz >= 1': Deployment (apps/v1) has no field "
+        "status.readyReplicaz (did you mean 'readyReplicas'?)"
+    )
+
+
+def test_two_workers_rendering_one_object_report_one_clash(tmp_path: Path) -> None:
+    bundle = build(
+        tmp_path, "components:\n" + cm("a") + cm("b") + cm("c") + cm("d")
+    )
+    h = Harness(bundle, max_workers=4)
+    h.create({})
+    result = h.reconcile()
+    assert isinstance(result.error, ConfigError)
+    assert "both render ConfigMap default/demo-shared" in str(result.error)
+    assert h.names("ConfigMap") == ["demo-shared"]
