@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from jinja2 import Environment, nodes
-from jinja2.exceptions import TemplateSyntaxError
+from jinja2.exceptions import TemplateAssertionError, TemplateSyntaxError
 from jinja2.meta import find_undeclared_variables
 
 from oper8d.bundle.model import ControllerSpec, ResourceSpec
@@ -25,6 +25,7 @@ from oper8d.bundle.spec_schema import declares
 from oper8d.errors import Problem
 from oper8d.kubeschema import KubeSchemas
 from oper8d.template import Expr
+from oper8d.template.filters import template_filters
 
 __all__ = ["CONDITION_NAMES", "path_problems"]
 
@@ -49,13 +50,18 @@ def path_problems(controller: ControllerSpec, schemas: KubeSchemas) -> list[Prob
     """Undefined names and field paths the kinds' schemas lack, in ``controller``'s
     conditions, each at its expression."""
     env = Environment()
+    env.filters.update(template_filters())  # undeclared names are found by compiling
     kinds = _literal_kinds(controller)
     found: list[Problem] = []
     for expr, obj_kind in _conditions(controller):
         ast = _parse(env, expr)
         if ast is None:
             continue
-        for name in sorted(find_undeclared_variables(ast) - CONDITION_NAMES):
+        try:
+            undeclared = find_undeclared_variables(ast)
+        except TemplateAssertionError:  # reported by the template engine at render
+            undeclared = set()
+        for name in sorted(undeclared - CONDITION_NAMES):
             found.append(
                 Problem(f"{expr.source!r}: {name!r} is undefined: no such name (a typo?)", expr.pos)
             )
