@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from oper8d.bundle.edges import condition_references, infer_edges, template_references
-from oper8d.bundle.literals import literal_kinds, literal_namespace, text_documents
+from oper8d.bundle.literals import (
+    literal_identity,
+    literal_kinds,
+    literal_namespace,
+    text_documents,
+)
 from oper8d.bundle.loader import Document, PathKey, load_yaml_file, resolve_path
 from oper8d.bundle.model import (
     FORMAT_VERSION,
@@ -322,7 +327,7 @@ class _Compiler:
         """A second resource writing the same literal identity: two sources of one object,
         which would overwrite each other at every reconcile."""
         obj = node.get("object") if node.has("object") else None
-        key = _literal_identity(obj)
+        key = literal_identity(obj)
         if key is None:
             return
         label = f"{component}.{node.get('name')}"
@@ -475,21 +480,6 @@ class _Compiler:
                     )
                 )
         return hooks
-
-
-def _literal_identity(obj: Any) -> tuple[str, str, str | None, str] | None:
-    """(group, kind, namespace, name) of an inline object that writes them all literally
-    (no namespace: the CR's); None when any is computed."""
-    if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
-        return None
-    meta = obj["metadata"]
-    values = (obj.get("apiVersion"), obj.get("kind"), meta.get("name"))
-    namespace = meta.get("namespace")
-    plain = [v for v in (*values, namespace) if isinstance(v, str) and v and "{" not in v]
-    if len(plain) != 3 + (namespace is not None):
-        return None
-    api_version, kind, name = (str(v) for v in values)
-    return api_version.rpartition("/")[0], kind, namespace, name
 
 
 def _opt_str(value: Any) -> str | None:
