@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from oper8d.bundle.edges import condition_references, infer_edges, template_references
-from oper8d.bundle.literals import literal_kinds, literal_namespace, text_documents
+from oper8d.bundle.literals import (
+    literal_identity,
+    literal_kinds,
+    literal_namespace,
+    text_documents,
+)
 from oper8d.bundle.loader import (
     Document,
     PathKey,
@@ -38,10 +43,13 @@ from oper8d.bundle.model import (
     TemporaryPatchPolicy,
 )
 from oper8d.bundle.nodes import _Node, _PositionIndex
+from oper8d.bundle.paths import path_problems
 from oper8d.bundle.reads import CallFinder, parse_reads, undeclared_calls, undeclared_live
+from oper8d.bundle.schema_messages import suggest
 from oper8d.bundle.validate import SchemaSet, check_spec_schema
 from oper8d.clock import parse_duration
 from oper8d.errors import BundleError, Problem, SourcePos
+from oper8d.kubeschema import KubeSchemas
 from oper8d.limits import Limits
 from oper8d.template import Expr, TemplateEngine
 
@@ -106,6 +114,7 @@ class _Compiler:
             operator_version=_opt_str(meta.get("version")),
             description=meta.get("description"),
         )
+        kube_schemas = KubeSchemas.builtin()  # the conditions' field paths (bundle.paths)
         for c in bundle.controllers:
             self.problems.extend(undeclared_calls(bundle, c, c.lookups))
             refs = [ref for comp in c.components for ref in template_references(comp)]
@@ -113,6 +122,7 @@ class _Compiler:
                 list(c.edges), list(c.components), list(c.hooks), dict(c.status_fields)
             )
             self.problems.extend(undeclared_live(bundle, c, refs))
+            self.problems.extend(path_problems(c, kube_schemas))
         if self.problems:
             raise BundleError(sorted(self.problems, key=_problem_order))
         return bundle
@@ -153,6 +163,9 @@ class _Compiler:
     def _controller(self, node: _Node) -> ControllerSpec | None:
         before = len(self.problems)
         self._calls = CallFinder()
+        # identities written literally by this controller's resources: (group, kind,
+        # namespace or None for the CR's, name) -> (component.resource, position)
+        self._literal_ids: dict[tuple[str, str, str | None, str], tuple[str, SourcePos]] = {}
         resource = self._cr_kind(node.child("resource"))
         reads_node = node.child("reads")
         reads, problems = parse_reads(reads_node.value, lambda i: reads_node.child(i).pos)
@@ -293,7 +306,20 @@ class _Compiler:
             if items is not None:
                 for_each = ForEach(items=items, var=fe.get("as", "item"), key=key)
         ready = self._rules(node.child("readyWhen"), component_level=True)
+        # a forEach's instances may differ in name; components that may be disabled may
+        # be alternatives (render checks those: engine.render)
+        if not node.has("forEach") and not node.has("enabled"):
+            for res_node in node.child("resources").items():
+                self._claim_literal(name, res_node)
         patches = [self._patch(p) for p in node.child("patches").items()]
+        targets = {r.name for r in resources if r}
+        for p_node, p in zip(node.child("patches").items(), patches, strict=True):
+            if p is not None and p.target_resource and p.target_resource not in targets:
+                self._problem(
+                    f"patch targets resource '{p.target_resource}', which component "
+                    f"'{name}' does not have{suggest(p.target_resource, targets)}",
+                    p_node.child("target").pos,
+                )
         if any(r is None for r in resources) or any(p is None for p in patches):
             return None
         return ComponentSpec(
@@ -305,6 +331,25 @@ class _Compiler:
             ready=tuple(ready),
             patches=tuple(p for p in patches if p is not None),
         )
+
+    def _claim_literal(self, component: str, node: _Node) -> None:
+        """A second resource writing the same literal identity: two sources of one object,
+        which would overwrite each other at every reconcile."""
+        obj = node.get("object") if node.has("object") else None
+        key = literal_identity(obj)
+        if key is None:
+            return
+        label = f"{component}.{node.get('name')}"
+        first = self._literal_ids.setdefault(key, (label, node.pos))
+        if first[0] != label:
+            group, kind, namespace, name = key
+            what = f"{kind}{'.' + group if group else ''} {name}"
+            where = f" in namespace {namespace}" if namespace else ""
+            self._problem(
+                f"resources {first[0]} ({first[1]}) and {label} both render {what}{where}: "
+                "one object can have one source; rename one of them",
+                node.pos,
+            )
 
     def _resource(self, node: _Node, component: str | None) -> ResourceSpec | None:
         obj = tmpl = None

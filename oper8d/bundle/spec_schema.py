@@ -225,6 +225,122 @@ def field_path(prefix: str, path: Iterable[str | int]) -> str:
     return out
 
 
+# -- unknown fields --------------------------------------------------------------------------
+
+
+def unknown_fields(
+    instance: Any, schema: Mapping[str, Any], *, field_prefix: str = "spec"
+) -> list[Problem]:
+    """The fields of ``instance`` that the API server would prune under ``schema``, at any
+    depth: each ``unknown field`` with the closest declared name (``spec.enableCach:
+    unknown field (did you mean 'enableCache'?)``).
+
+    A node keeps unknown fields when it declares no properties (the structural conversion,
+    ``manifests.structural``, preserves them there), has
+    ``x-kubernetes-preserve-unknown-fields``, ``patternProperties`` or
+    ``additionalProperties`` true or a schema. ``additionalProperties: false`` is left to
+    :func:`validate_instance`, which reports it already. Properties an allOf/anyOf/oneOf
+    branch declares count as declared, and ``#/...`` references are followed."""
+    found: list[Problem] = []
+    _unknown(instance, schema, schema, (), field_prefix, found)
+    return found
+
+
+def _resolved(node: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
+    ref = node.get("$ref") if isinstance(node, Mapping) else None
+    if not isinstance(ref, str) or not ref.startswith("#/") or depth > 20:
+        return node
+    target: Any = root
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        target = target.get(part) if isinstance(target, Mapping) else None
+    if not isinstance(target, Mapping):
+        return node
+    merged = {**_resolved(target, root, depth + 1), **node}
+    merged.pop("$ref", None)
+    return merged
+
+
+def _declared(node: Mapping[str, Any], root: Mapping[str, Any]) -> dict[str, Any]:
+    """A node's properties with those its junctor branches declare (its own win)."""
+    out: dict[str, Any] = {}
+    for junctor in ("allOf", "anyOf", "oneOf"):
+        for branch in node.get(junctor) or ():
+            branch = _resolved(branch, root)
+            if isinstance(branch, Mapping):
+                out.update(_declared(branch, root))
+    out.update(node.get("properties") or {})
+    return out
+
+
+def _unknown(
+    value: Any,
+    node: Any,
+    root: Mapping[str, Any],
+    path: tuple[str | int, ...],
+    prefix: str,
+    found: list[Problem],
+) -> None:
+    node = _resolved(node, root)
+    if not isinstance(node, Mapping):
+        return
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            _unknown(item, node.get("items"), root, (*path, index), prefix, found)
+        return
+    if not isinstance(value, dict):
+        return
+    declared = _declared(node, root)
+    extra = node.get("additionalProperties")
+    keeps = (
+        not declared
+        or node.get("x-kubernetes-preserve-unknown-fields") is True
+        or bool(node.get("patternProperties"))
+        or extra is not None
+    )
+    for key, sub in value.items():
+        if key in declared:
+            _unknown(sub, declared[key], root, (*path, key), prefix, found)
+        elif isinstance(extra, Mapping):
+            _unknown(sub, extra, root, (*path, key), prefix, found)
+        elif not keeps and isinstance(key, str):
+            message = "unknown field" + suggest(key, declared)
+            found.append(Problem(message, field=field_path(prefix, (*path, key))))
+
+
+def declares(schema: Any, path: tuple[str | int, ...]) -> tuple[bool | None, tuple[str, ...]]:
+    """Whether the bundle's spec ``schema`` declares the CR's field at ``path``
+    (``("spec", "db", "port")``): True, False with the names declared where the path
+    left the schema (for a "did you mean"), or None when it cannot tell (not under
+    ``spec``, a node that keeps unknown fields or uses junctors or references)."""
+    if not path or path[0] != "spec" or not isinstance(schema, Mapping):
+        return None, ()
+    node: Any = schema
+    for part in path[1:]:
+        if not isinstance(node, Mapping):
+            return None, ()
+        if isinstance(part, int):
+            node = node.get("items")
+            continue
+        props = node.get("properties") or {}
+        extra = node.get("additionalProperties")
+        if part in props:
+            node = props[part]
+        elif isinstance(extra, Mapping):
+            node = extra
+        elif (
+            not props
+            or extra is True
+            or node.get("x-kubernetes-preserve-unknown-fields")
+            or node.get("patternProperties")
+            or any(node.get(j) for j in ("allOf", "anyOf", "oneOf", "$ref"))
+        ):
+            return None, ()
+        else:
+            return False, tuple(props)
+    return True, ()
+
+
 # -- defaulting ------------------------------------------------------------------------------
 
 

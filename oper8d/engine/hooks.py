@@ -11,6 +11,7 @@ from __future__ import annotations
 from oper8d.bundle.model import HookPhase, HookSpec
 from oper8d.engine.declared import check_declared
 from oper8d.engine.deploy import DeployManager, hook_component
+from oper8d.engine.missing import SchemaSource
 from oper8d.engine.render import (
     RenderedObject,
     checked_against_schema,
@@ -59,7 +60,8 @@ def _run_hook(session: Session, deployer: DeployManager, hook: HookSpec) -> dict
         deployer.apply(prepared, item.resource.method)
         session.record(item.internal, prepared)
         applied[item.internal] = prepared
-    if hook.check is not None and not holds(hook.check, ctx):
+    schemas = SchemaSource(session.controller.resource.schema)
+    if hook.check is not None and not holds(hook.check, ctx, schemas):
         message = hook.message or f"hook '{hook.name}': {hook.check.source} is false"
         if hook.phase.startswith("afterDeploy"):
             raise PreconditionError(message, pos=hook.pos)
