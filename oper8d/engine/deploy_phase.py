@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from oper8d.bundle.model import ComponentSpec
 from oper8d.engine.deploy import DeployManager, component_of
+from oper8d.engine.missing import SchemaSource
 from oper8d.engine.progress import RolloutState
 from oper8d.engine.render import RenderedComponent, RenderedObject, Renderer, holds
 from oper8d.engine.session import Session
@@ -37,6 +38,8 @@ class DeployPhase:
         self.deployer = deployer
         self.renderer = renderer
         self.state = state
+        # what an edge's `when:` may read (engine.missing): the CR's schema and the session's
+        self._schemas = SchemaSource(session.controller.resource.schema, session.schemas)
 
     def __call__(self, name: str) -> None:
         with component_context(name):
@@ -76,7 +79,7 @@ class DeployPhase:
         for edge in self.session.controller.edges:
             if edge.downstream != name or edge.when is None:
                 continue
-            if not holds(edge.when, self.session.context(component=name)):
+            if not holds(edge.when, self.session.context(component=name), self._schemas):
                 raise PreconditionError(
                     f"waiting for {edge.upstream}: {edge.when.source}", pos=edge.pos
                 )

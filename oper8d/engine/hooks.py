@@ -60,7 +60,7 @@ def _run_hook(session: Session, deployer: DeployManager, hook: HookSpec) -> dict
         deployer.apply(prepared, item.resource.method)
         session.record(item.internal, prepared)
         applied[item.internal] = prepared
-    schemas = SchemaSource(session.controller.resource.schema)
+    schemas = SchemaSource(session.controller.resource.schema, session.schemas)
     if hook.check is not None and not holds(hook.check, ctx, schemas):
         message = hook.message or f"hook '{hook.name}': {hook.check.source} is false"
         if hook.phase.startswith("afterDeploy"):

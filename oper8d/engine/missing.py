@@ -39,11 +39,13 @@ Outcome = tuple[Any, str | None]
 class SchemaSource:
     """The built-in schemas, read once on first need (only when a field is missing); one
     per rollout or status write, never module-wide. ``cr_schema``: the bundle's spec schema,
-    for paths into the CR."""
+    for paths into the CR; ``schemas``: ones already loaded (the session's), used as they are."""
 
-    def __init__(self, cr_schema: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, cr_schema: Mapping[str, Any] | None = None, schemas: KubeSchemas | None = None
+    ) -> None:
         self.cr_schema = cr_schema
-        self._schemas: KubeSchemas | None = None
+        self._schemas: KubeSchemas | None = schemas
         self._lock = threading.Lock()
 
     def schemas(self) -> KubeSchemas:

@@ -292,7 +292,7 @@ class Reconciler:
     def _project(self, session: Session) -> dict[str, Any]:
         # a typo in a projection is a ConfigError (reported by _complete's caller), not a
         # field silently left out; one over a field not set yet waits (engine.missing)
-        schemas = SchemaSource(self.controller.resource.schema)
+        schemas = SchemaSource(self.controller.resource.schema, self._schemas)
         return st.project_fields(self.controller.status_fields, session.context(), schemas)
 
     # -- finalize ------------------------------------------------------------------------

@@ -36,7 +36,7 @@ class VerifyPhase:
         self.session = session
         self.state = state
         # read only when a rule meets a missing field: typo or "not yet" (engine.missing)
-        self.schemas = SchemaSource(session.controller.resource.schema)
+        self.schemas = SchemaSource(session.controller.resource.schema, session.schemas)
 
     def __call__(self, name: str) -> None:
         with component_context(name):
