@@ -38,10 +38,10 @@ from oper8d.engine.reconcile import Reconciler, ReconcilerOptions
 from oper8d.envtest import Environment
 from oper8d.errors import ClusterError
 from oper8d.manifests.package import InstallOptions, names_for, operator_manifests
+from oper8d.objects import OWNER_LABEL as OWNED_SELECTOR
 from oper8d.runtime.controller import owned_kinds
 from oper8d.runtime.events import EventRecorder
 from oper8d.runtime.leaderelection import LeaderElector
-from oper8d.runtime.manager import OWNED_SELECTOR
 from oper8d.runtime.temporarypatch import TemporaryPatchSync
 
 pytestmark = pytest.mark.integration
