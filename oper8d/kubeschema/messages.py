@@ -36,8 +36,9 @@ def format_path(path: Path) -> str:
     return "".join(out)
 
 
-def json_type(value: Any) -> str:
-    """The JSON type name of a Python value (for messages)."""
+def json_type(value: Any, *, integral_floats: bool = False) -> str:
+    """The JSON type name of a Python value (for messages). ``integral_floats``: ``2.0`` is
+    an integer, as JSON Schema counts it (OpenAPI type inference)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -45,7 +46,7 @@ def json_type(value: Any) -> str:
     if isinstance(value, int):
         return "integer"
     if isinstance(value, float):
-        return "number"
+        return "integer" if integral_floats and value.is_integer() else "number"
     if isinstance(value, str):
         return "string"
     if isinstance(value, dict):

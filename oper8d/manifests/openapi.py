@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from oper8d.kubeschema.messages import json_type
+
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
 INT_OR_STRING = "x-kubernetes-int-or-string"
 EMBEDDED = "x-kubernetes-embedded-resource"
@@ -136,23 +138,6 @@ def parse_type(value: Any) -> TypeSpec | str:
     return type_union(names)
 
 
-def json_type(value: Any) -> str:
-    """The JSON type name of a Python value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def infer_type(schema: Mapping[str, Any]) -> TypeSpec | None:
     """The type a schema without ``type`` evidently means, from the keywords it uses
     (``properties`` → object, ``items`` → array, ``pattern`` → string, ...) or from the
@@ -176,7 +161,7 @@ def infer_type(schema: Mapping[str, Any]) -> TypeSpec | None:
         values = [schema["default"]]
     if not values:
         return None
-    found = type_union(json_type(v) for v in values)
+    found = type_union(json_type(v, integral_floats=True) for v in values)
     return found if isinstance(found, TypeSpec) else None
 
 
