@@ -16,6 +16,7 @@
 # Binaries are cached outside the repo in
 #   ${OPER8D_TESTENV_CACHE:-$HOME/.cache/oper8d-testenv}/<component>-<version>/
 # and anything already there is skipped, so a warm run takes well under a second.
+# OPER8D_TESTENV_CACHED_ONLY=1 builds nothing: it fails (exit 3) when a binary is missing.
 # OPER8D_TESTENV_TIME=1 reports the time and peak memory of each cold build.
 # A directory of symlinks to all the binaries is printed on the last line of stdout.
 set -euo pipefail
@@ -63,6 +64,10 @@ build_one() {
     if [[ -x "$dir/$name" ]]; then
         log "$name $version: cached ($dir/$name)"
         return 0
+    fi
+    if [[ -n "${OPER8D_TESTENV_CACHED_ONLY:-}" ]]; then
+        log "$name $version is not built (run: bash testenv/build.sh ${K8S_VERSION#v})"
+        exit 3
     fi
     command -v go >/dev/null 2>&1 || { log "go is not installed"; exit 1; }
     mkdir -p "$dir"
