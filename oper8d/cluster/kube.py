@@ -86,9 +86,9 @@ class KubeCluster:
         self._discovery = Discovery(self._transport)
         self._lock = threading.Lock()
         self._requests: Counter[str] = Counter()
-        #: whether the API server applied a ``shardSelector`` (echoed ``shardInfo`` in a
-        #: list), None until a sharded list was made
-        self.shard_selector_honoured: bool | None = None
+        #: "apiVersion/kind" -> whether the API server applied a ``shardSelector`` to its
+        #: lists (echoed ``shardInfo``); Kubernetes 1.36.3 does for built-in kinds only
+        self.shard_selector_honoured: dict[str, bool] = {}
 
     # -- accounting ----------------------------------------------------------------------
     @property
@@ -195,7 +195,7 @@ class KubeCluster:
                 items.append({"apiVersion": api_version, "kind": kind, **item})
             meta = page.get("metadata") or {}
             if shard_selector:
-                self._saw_shard_info(bool(meta.get("shardInfo")))
+                self._saw_shard_info(f"{api_version}/{kind}", bool(meta.get("shardInfo")))
             version = version or meta.get("resourceVersion") or ""
             token = meta.get("continue") or ""
             if not token:
@@ -241,17 +241,19 @@ class KubeCluster:
         )
         return EventStream(response, f"{kind} {path}")
 
-    def _saw_shard_info(self, honoured: bool) -> None:
+    def _saw_shard_info(self, kind: str, honoured: bool) -> None:
         with self._lock:
-            if self.shard_selector_honoured == honoured:
+            if self.shard_selector_honoured.get(kind) == honoured:
                 return
-            self.shard_selector_honoured = honoured
+            self.shard_selector_honoured[kind] = honoured
         if honoured:
-            log.info("the API server shards lists and watches (shardSelector honoured)")
+            log.info("the API server shards lists and watches of %s (shardSelector)", kind)
         else:
             log.warning(
-                "the API server ignores shardSelector (needs Kubernetes 1.36+ with the "
-                "ShardedListAndWatch feature gate): filtering shards on the client side"
+                "the API server ignores shardSelector for %s (it needs Kubernetes 1.36+ with "
+                "the ShardedListAndWatch feature gate, and 1.36 shards built-in kinds only): "
+                "filtering shards on the client side",
+                kind,
             )
 
     # -- writes --------------------------------------------------------------------------

@@ -108,8 +108,10 @@ class Manager:
         wanted = sharding.wanted()
         for inf in self._sharded:
             inf.set_shard(wanted)
-        honoured = getattr(self.api, "shard_selector_honoured", None)
-        self.metrics.set_shard(sharding.members, len(sharding.held), honoured)
+        seen: dict[str, bool] = getattr(self.api, "shard_selector_honoured", None) or {}
+        cr_kinds = [f"{c.resource.api_version}/{c.resource.kind}" for c in self.bundle.controllers]
+        known = [seen[k] for k in cr_kinds if k in seen]
+        self.metrics.set_shard(sharding.members, len(sharding.held), all(known) if known else None)
         if self._leading.is_set():
             for c in self.controllers:
                 c.enqueue_all()  # CRs of buckets just taken; the gate skips the others

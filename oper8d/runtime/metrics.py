@@ -139,7 +139,7 @@ class Metrics:
         )
         self.shard_server_side = Gauge(
             "oper8d_shard_server_side",
-            "1 when the API server filters lists and watches by shard, 0 when we do.",
+            "1 when the API server filters the CR lists and watches by shard, 0 when we do.",
             registry=self.registry,
         )
         self._controllers: set[str] = set()
