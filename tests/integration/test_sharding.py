@@ -16,6 +16,7 @@ import textwrap
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -281,6 +282,8 @@ def test_three_replicas_share_the_crs_take_over_a_killed_one_and_make_room_for_a
         assert 8 <= len(mine) <= 34, {w: len(s) for w, s in fleet.events.items()}
         assert len(fleet.events[who]) == 2 * len(mine)
     fleet.assert_never_twice_at_once()
+    print("owned per replica:", Counter(owners.values()), "objects heard of:",
+          {w: len(s) for w, s in fleet.events.items()})
 
     # kill r1: its Notes are reconciled by r0 and r2 within the Lease duration + a resync
     victims = {uid for uid, owner in owners.items() if owner == "r1"}
@@ -294,6 +297,7 @@ def test_three_replicas_share_the_crs_take_over_a_killed_one_and_make_room_for_a
 
     wait_for("r1's Notes reconciled by the others", taken_over, timeout=30)
     took = time.monotonic() - killed_at
+    print(f"{len(victims)} Notes of the killed replica taken over in {took:.1f}s")
     assert took <= LEASE_DURATION + RESYNC + 2.0, took
     wait_for("two replicas own every Note", lambda: fleet.settled(n), timeout=30)
     fleet.assert_never_twice_at_once()
@@ -304,6 +308,7 @@ def test_three_replicas_share_the_crs_take_over_a_killed_one_and_make_room_for_a
     fleet.start("r3")
     after = wait_for("three replicas own every Note", lambda: fleet.settled(n), timeout=30)
     moved = [uid for uid in after if after[uid] != before[uid]]
+    print(f"a fourth replica: {len(moved)} of {n} Notes moved, now", Counter(after.values()))
     assert 0.1 * n <= len(moved) <= 0.6 * n, len(moved)
     for who in ("r0", "r2", "r3"):
         assert any(owner == who for owner in after.values())
