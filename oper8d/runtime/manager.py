@@ -104,14 +104,19 @@ class Manager:
             on_change=self._on_shard_change,
         )
 
+    def _server_side(self) -> float:
+        """1 when the API server honoured shardSelector for every CR kind listed so far."""
+        seen: dict[str, bool] = getattr(self.api, "shard_selector_honoured", None) or {}
+        cr_kinds = [f"{c.resource.api_version}/{c.resource.kind}" for c in self.bundle.controllers]
+        known = [seen[k] for k in cr_kinds if k in seen]
+        return 1.0 if known and all(known) else 0.0
+
     def _on_shard_change(self, sharding: Sharding) -> None:
         wanted = sharding.wanted()
         for inf in self._sharded:
             inf.set_shard(wanted)
-        seen: dict[str, bool] = getattr(self.api, "shard_selector_honoured", None) or {}
-        cr_kinds = [f"{c.resource.api_version}/{c.resource.kind}" for c in self.bundle.controllers]
-        known = [seen[k] for k in cr_kinds if k in seen]
-        self.metrics.set_shard(sharding.members, len(sharding.held), all(known) if known else None)
+        self.metrics.set_shard(sharding.members, len(sharding.held), None)
+        self.metrics.shard_server_side.set_function(self._server_side)
         if self._leading.is_set():
             for c in self.controllers:
                 c.enqueue_all()  # CRs of buckets just taken; the gate skips the others

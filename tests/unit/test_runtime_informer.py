@@ -134,9 +134,12 @@ def test_an_informer_with_a_label_selector_holds_only_what_it_selects(
 def test_a_sharded_informer_holds_its_slice_even_when_the_server_ignores_the_selector(
     api: MemoryApi, start: Callable[..., tuple[Informer, Heard]]
 ) -> None:
+    import hashlib
+
     from oper8d.runtime.hashing import ShardSlice, bucket_of
 
-    namespaces = [f"ns{i}" for i in range(40)]
+    # names that differ early: FNV-1a spreads those over the hash space
+    namespaces = [hashlib.sha256(str(i).encode()).hexdigest()[:8] for i in range(40)]
     for ns in namespaces:
         api.create(configmap("cm", ns))
     bucket = {ns: bucket_of({"metadata": {"namespace": ns}}, "namespace") for ns in namespaces}
