@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from harness import is_ready, wait_for
+from procs import OperatorLauncher
 
 from oper8d.bundle.compile import load_bundle
 from oper8d.cluster.kube import KubeCluster
@@ -339,3 +340,85 @@ def test_without_server_side_sharding_two_replicas_filter_on_their_side(
             cleanup(fleet, namespaces)
         finally:
             fleet.stop_all()
+
+
+def test_oper8d_run_sharding_processes_share_crs_by_uid_and_survive_a_sigkill(
+    envtest_sharded: Environment, bundle_dir: Path, tmp_path: Path
+) -> None:
+    """Three ``oper8d run --sharding --shard-key uid`` processes in one namespace."""
+    assert envtest_sharded.kubeconfig_path is not None
+    launcher = OperatorLauncher(tmp_path / "logs", envtest_sharded.kubeconfig_path)
+    launcher.log_dir.mkdir()
+    with ExitStack() as stack:
+        fleet = Fleet(envtest_sharded, bundle_dir, stack)
+        ns = f"{uuid.uuid4().hex[:8]}-procs"
+        fleet.admin.apply(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
+            field_manager="test",
+        )
+        timing = ["--lease-duration", "3", "--renew-deadline", "2", "--retry-period", "0.5"]
+        args = ["--sharding", "--shard-key", "uid", "--leader-election-namespace", ns, *timing]
+        try:
+            procs = [
+                launcher.start(bundle_dir, ns, name=f"replica-{i}", extra=args) for i in range(3)
+            ]
+            for p in procs:
+                p.wait_ready()
+            n = 30
+            for i in range(n):
+                fleet.admin.apply(
+                    {
+                        "apiVersion": API,
+                        "kind": KIND,
+                        "metadata": {"name": f"n{i}", "namespace": ns},
+                    },
+                    field_manager="test",
+                )
+
+            def converged(message: str) -> bool:
+                crs = fleet.admin.list(API, KIND, ns)
+                maps = {
+                    cm["metadata"]["name"]: (cm.get("data") or {}).get("MESSAGE")
+                    for cm in fleet.admin.list("v1", "ConfigMap", ns)
+                }
+                return len(crs) == n and all(
+                    is_ready(cr) and maps.get(f"{cr['metadata']['name']}-config") == message
+                    for cr in crs
+                )
+
+            wait_for("30 Notes Ready", lambda: converged("hello"), timeout=120)
+            wait_for(
+                "three members, buckets dealt",
+                lambda: all(p.metric("oper8d_shard_members") == 3 for p in procs)
+                and sum(p.metric("oper8d_shard_buckets") for p in procs) == 64,
+                timeout=30,
+            )
+            assert all(20 <= p.metric("oper8d_shard_buckets") <= 22 for p in procs)
+            reconciled = [p.metric("oper8d_reconcile_total") for p in procs]
+            assert all(r > 0 for r in reconciled), reconciled
+
+            procs[1].kill()
+            killed_at = time.monotonic()
+            for i in range(n):
+                fleet.admin.apply(
+                    {
+                        "apiVersion": API,
+                        "kind": KIND,
+                        "metadata": {"name": f"n{i}", "namespace": ns},
+                        "spec": {"message": "after"},
+                    },
+                    field_manager="test",
+                )
+            wait_for("every Note applied by the survivors", lambda: converged("after"), 60)
+            took = time.monotonic() - killed_at
+            print(f"after SIGKILL, all {n} Notes converged in {took:.1f}s")
+            assert took <= LEASE_DURATION + 5.0, took
+            survivors = (procs[0], procs[2])
+            assert all(p.metric("oper8d_shard_members") == 2 for p in survivors)
+            assert sum(p.metric("oper8d_shard_buckets") for p in survivors) == 64
+            for i in range(n):
+                fleet.admin.delete(API, KIND, f"n{i}", ns)
+            wait_for("Notes finalized", lambda: not fleet.admin.list(API, KIND, ns), 60)
+        finally:
+            launcher.stop_all()
+            print(launcher.logs())
