@@ -269,3 +269,51 @@ def test_no_bucket_is_ever_worked_on_by_two_live_replicas(actions: list, start: 
                 if r.accepts(CRS[bucket]) or bucket in in_flight[i]
             }
             assert len(users) <= 1, (bucket, users)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def reconcile_object(self, cr: Obj) -> Any:
+        from oper8d.engine.reconcile import ReconcileResult
+
+        self.seen.append(cr["metadata"]["namespace"])
+        return ReconcileResult(requeue_after=5.0)
+
+
+def test_the_gate_reconciles_only_held_buckets_and_holds_a_bucket_while_it_works() -> None:
+    from oper8d.runtime.sharding import GatedReconciler
+
+    clock, api = FakeClock(), FakeLeases()
+    a, b = replica(api, clock, "a"), replica(api, clock, "b")
+    inner = Recorder()
+    gate = GatedReconciler(inner, a)
+    a.tick()
+    clock.advance(2)
+    assert gate.reconcile_object(CRS[0]).requeue_after is None  # not held yet: untouched
+    assert inner.seen == []
+    a.tick()
+    assert gate.reconcile_object(CRS[0]).requeue_after == 5.0
+    assert inner.seen == [CRS[0]["metadata"]["namespace"]]
+
+    # b joins; while a reconciles a CR of a bucket that moves, a keeps the bucket
+    moving = min(assign(["a", "b"])["b"])
+    during: list[set[int]] = []
+
+    class Slow:
+        def reconcile_object(self, cr: Obj) -> Any:
+            for _ in range(4):
+                b.tick()
+                a.tick()
+                clock.advance(2)
+                during.append(working(b))
+            return inner.reconcile_object(cr)
+
+    GatedReconciler(Slow(), a).reconcile_object(CRS[moving])
+    assert all(moving not in w for w in during)
+    for _ in range(3):
+        a.tick()
+        b.tick()
+        clock.advance(2)
+    assert moving in working(b)
