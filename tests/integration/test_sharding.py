@@ -280,7 +280,8 @@ def test_three_replicas_share_the_crs_take_over_a_killed_one_and_make_room_for_a
     assert total == 2 * n, {w: len(s) for w, s in fleet.events.items()}  # a Note + its map
     for who in ("r0", "r1", "r2"):
         mine = {uid for uid, owner in owners.items() if owner == who}
-        assert 8 <= len(mine) <= 34, {w: len(s) for w, s in fleet.events.items()}
+        # binomial(60, 1/3): 6..36 is beyond 3.8 standard deviations either side
+        assert 6 <= len(mine) <= 36, {w: len(s) for w, s in fleet.events.items()}
         assert len(fleet.events[who]) == 2 * len(mine)
     fleet.assert_never_twice_at_once()
     print("owned per replica:", Counter(owners.values()), "objects heard of:",
@@ -412,7 +413,7 @@ def test_oper8d_run_sharding_processes_share_crs_by_uid_and_survive_a_sigkill(
             wait_for("every Note applied by the survivors", lambda: converged("after"), 60)
             took = time.monotonic() - killed_at
             print(f"after SIGKILL, all {n} Notes converged in {took:.1f}s")
-            assert took <= LEASE_DURATION + 5.0, took
+            assert took <= LEASE_DURATION + RESYNC + 2.0, took
             survivors = (procs[0], procs[2])
             assert all(p.metric("oper8d_shard_members") == 2 for p in survivors)
             assert sum(p.metric("oper8d_shard_buckets") for p in survivors) == 64
