@@ -112,6 +112,25 @@ def _default(name: str) -> Any:
     help="Leader election: seconds between acquire/renew attempts.",
 )
 @click.option(
+    "--sharding",
+    is_flag=True,
+    help="Share the CRs with the other replicas of the shard group: each replica holds a "
+    "Lease (in --leader-election-namespace, with the Lease timings above) and reconciles "
+    "only its hash slice. Excludes --leader-elect.",
+)
+@click.option(
+    "--shard-key",
+    type=click.Choice(["namespace", "uid"]),
+    default=_default("shard_key"),
+    show_default=True,
+    help="Sharding: hash a CR's namespace (a CR and what it owns land together) or its uid.",
+)
+@click.option(
+    "--shard-group",
+    default=_default("shard_group"),
+    help="Sharding: the group's name, prefix of its Leases (default: <bundle name>-oper8d-shards).",
+)
+@click.option(
     "--metrics-bind-address",
     default=_default("metrics_bind_address"),
     show_default=True,
@@ -162,6 +181,9 @@ def run(
     lease_duration: float,
     renew_deadline: float,
     retry_period: float,
+    sharding: bool,
+    shard_key: str,
+    shard_group: str | None,
     metrics_bind_address: str,
     health_probe_bind_address: str,
     max_concurrent_reconciles: int,
@@ -183,6 +205,8 @@ def run(
     if not dry_run:
         from oper8d.cli.run_cluster import run_on_cluster
 
+        if sharding and leader_elect:
+            raise click.UsageError("--sharding and --leader-elect exclude each other")
         options = ManagerOptions(
             namespaces=namespaces,
             max_concurrent_reconciles=max_concurrent_reconciles,
@@ -193,6 +217,9 @@ def run(
             lease_duration=lease_duration,
             renew_deadline=renew_deadline,
             retry_period=retry_period,
+            sharding=sharding,
+            shard_key=shard_key,
+            shard_group=shard_group,
             metrics_bind_address=_endpoint(metrics_bind_address),
             health_probe_bind_address=_endpoint(health_probe_bind_address),
         )

@@ -33,6 +33,7 @@ update, update_status, delete, watch; ``discovery`` for resource lists), so a re
 from __future__ import annotations
 
 import builtins
+import logging
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -47,6 +48,8 @@ from oper8d.objects import Obj
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
+
+log = logging.getLogger("oper8d.cluster")
 
 __all__ = ["MUTATING_VERBS", "KubeCluster"]
 
@@ -83,6 +86,9 @@ class KubeCluster:
         self._discovery = Discovery(self._transport)
         self._lock = threading.Lock()
         self._requests: Counter[str] = Counter()
+        #: "apiVersion/kind" -> whether the API server applied a ``shardSelector`` to its
+        #: lists (echoed ``shardInfo``); Kubernetes 1.36.3 does for built-in kinds only
+        self.shard_selector_honoured: dict[str, bool] = {}
 
     # -- accounting ----------------------------------------------------------------------
     @property
@@ -162,10 +168,14 @@ class KubeCluster:
         kind: str,
         namespace: str | None = None,
         label_selector: str | None = None,
+        *,
+        shard_selector: str | None = None,
     ) -> tuple[builtins.list[Obj], str]:
         """``list()`` and the ``resourceVersion`` of the list: a ``watch`` from it sees
         every change after the list. Pages of one list share one snapshot (a 410
-        ClusterError when the continue token expired: list again)."""
+        ClusterError when the continue token expired: list again). ``shard_selector`` is
+        sent as ``shardSelector``; an API server without sharded lists ignores it and
+        returns everything (``shard_selector_honoured`` tells which, logged once)."""
         res = self.resource(api_version, kind)
         path = res.collection_path(namespace)
         items: list[Obj] = []
@@ -175,6 +185,8 @@ class KubeCluster:
             query = [("limit", str(LIST_PAGE))]
             if label_selector:
                 query.append(("labelSelector", label_selector))
+            if shard_selector:
+                query.append(("shardSelector", shard_selector))
             if token:
                 query.append(("continue", token))
             page = self._send("list", "GET", path, query=query) or {}
@@ -182,6 +194,8 @@ class KubeCluster:
                 # list items come without apiVersion and kind; callers expect them
                 items.append({"apiVersion": api_version, "kind": kind, **item})
             meta = page.get("metadata") or {}
+            if shard_selector:
+                self._saw_shard_info(f"{api_version}/{kind}", bool(meta.get("shardInfo")))
             version = version or meta.get("resourceVersion") or ""
             token = meta.get("continue") or ""
             if not token:
@@ -197,6 +211,7 @@ class KubeCluster:
         resource_version: str,
         timeout_seconds: int = 300,
         allow_bookmarks: bool = True,
+        shard_selector: str | None = None,
     ) -> EventStream:
         """Stream the changes to a kind after ``resource_version``: an iterator of events
         ``{"type": "ADDED"|"MODIFIED"|"DELETED"|"BOOKMARK", "object": {...}}`` (a BOOKMARK's
@@ -217,12 +232,29 @@ class KubeCluster:
             query.append(("allowWatchBookmarks", "true"))
         if label_selector:
             query.append(("labelSelector", label_selector))
+        if shard_selector:
+            query.append(("shardSelector", shard_selector))
         with self._lock:
             self._requests["watch"] += 1
         response = self._transport.open_stream(
             "GET", path, query=query, read_timeout=timeout_seconds + WATCH_READ_SLACK
         )
         return EventStream(response, f"{kind} {path}")
+
+    def _saw_shard_info(self, kind: str, honoured: bool) -> None:
+        with self._lock:
+            if self.shard_selector_honoured.get(kind) == honoured:
+                return
+            self.shard_selector_honoured[kind] = honoured
+        if honoured:
+            log.info("the API server shards lists and watches of %s (shardSelector)", kind)
+        else:
+            log.warning(
+                "the API server ignores shardSelector for %s (it needs Kubernetes 1.36+ with "
+                "the ShardedListAndWatch feature gate, and 1.36 shards built-in kinds only): "
+                "filtering shards on the client side",
+                kind,
+            )
 
     # -- writes --------------------------------------------------------------------------
     def apply(

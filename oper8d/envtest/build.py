@@ -27,11 +27,20 @@ def build_script() -> Path:
     return Path(__file__).resolve().parents[2] / "testenv" / "build.sh"
 
 
-def build(log_path: Path | None = None, echo: bool = False) -> Path:
+def build(
+    log_path: Path | None = None,
+    echo: bool = False,
+    *,
+    k8s_version: str | None = None,
+    cached_only: bool = False,
+) -> Path:
     """Run build.sh (seconds when cached, ~25 minutes cold) and return the bin dir.
 
     The script's output goes to ``log_path`` (a temp file by default) and, with
     ``echo``, to stderr as well. Raises BuildError with the log tail on failure.
+    ``k8s_version`` picks the Kubernetes release (build.sh's argument: "1.34", the
+    default, or "1.36"); with ``cached_only`` nothing is built: a BuildError tells
+    that some binary is not in the cache yet.
     """
     script = build_script()
     if not script.is_file():
@@ -44,7 +53,8 @@ def build(log_path: Path | None = None, echo: bool = False) -> Path:
     with (
         log_path.open("w") as log,
         subprocess.Popen(
-            ["bash", str(script)],
+            ["bash", str(script), *([k8s_version] if k8s_version else [])],
+            env={**os.environ, **({"OPER8D_TESTENV_CACHED_ONLY": "1"} if cached_only else {})},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

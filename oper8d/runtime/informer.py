@@ -26,6 +26,13 @@ object we just wrote into the store when it is newer than the stored one, so the
 reconcile reads its own writes before the watch event arrives; it calls no handler (the
 watch event is dispatched as usual, with ``old`` being what handlers saw last, so
 predicates still see every change).
+
+Sharding (``runtime.sharding``): with a ``ShardSlice`` the informer holds only the objects
+of that slice. It asks the API server for them (``shardSelector``, Kubernetes 1.36+ with
+the ShardedListAndWatch gate) and filters every listed object and event on its side as
+well, so the store is the same whether or not the server honoured the selector.
+``set_shard`` changes the slice: the watch is closed and the kind listed again, and the
+diff tells handlers what entered (ADDED) and what left (DELETED).
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.selectors import as_selector
 from oper8d.errors import ClusterError
 from oper8d.objects import Obj
+from oper8d.runtime.hashing import ShardSlice
 from oper8d.runtime.store import ObjectStore, copy_obj, key_of, newer, resource_version
 
 __all__ = ["Handler", "Informer", "ListWatch", "WatchStream"]
@@ -73,6 +81,8 @@ class ListWatch(Protocol):
         kind: str,
         namespace: str | None = None,
         label_selector: str | None = None,
+        *,
+        shard_selector: str | None = None,
     ) -> tuple[list[Obj], str]:
         """The objects and the resourceVersion a watch continues from."""
         ...
@@ -86,6 +96,7 @@ class ListWatch(Protocol):
         label_selector: str | None = None,
         resource_version: str,
         timeout_seconds: int = 300,
+        shard_selector: str | None = None,
     ) -> WatchStream:
         """The changes after ``resource_version``, until ``timeout_seconds`` or ``close()``."""
         ...
@@ -139,6 +150,7 @@ class Informer:
         max_retry_delay: float = 30.0,
         sleep: Callable[[float], Any] | None = None,
         first_watch_from: str | None = None,
+        shard: ShardSlice | None = None,
     ):
         if resync_period is not None and not resync_period > 0:
             raise ValueError(f"resync_period must be > 0 seconds or None, got {resync_period!r}")
@@ -156,6 +168,8 @@ class Informer:
         self._stopping = threading.Event()
         self._sleep = sleep or self._stopping.wait
         self._first_watch_from = first_watch_from
+        self._shard = shard
+        self._relist = False
 
         self._lock = threading.Lock()
         self._store = ObjectStore()  # what reads see (includes observed writes)
@@ -257,6 +271,29 @@ class Informer:
             obj = self._store.by_uid(uid)
             return copy_obj(obj) if obj is not None else None
 
+    # -- sharding ------------------------------------------------------------------------
+    @property
+    def shard(self) -> ShardSlice | None:
+        return self._shard
+
+    def set_shard(self, shard: ShardSlice | None) -> None:
+        """Hold only the objects of ``shard`` from now on (None: all); see the docstring."""
+        with self._lock:
+            if shard == self._shard:
+                return
+            self._shard, self._relist = shard, True
+            stream = self._stream
+        if stream is not None:
+            stream.close()
+
+    def _in_shard(self, obj: Obj) -> bool:
+        shard = self._shard
+        return shard is None or shard.contains(obj)
+
+    def _shard_query(self) -> dict[str, str]:
+        selector = self._shard.selector() if self._shard is not None else ""
+        return {"shard_selector": selector} if selector else {}
+
     # -- read-your-writes ----------------------------------------------------------------
     def observe_write(self, obj: Obj) -> None:
         """Store ``obj`` (as the API server returned it from a write) when its
@@ -267,6 +304,8 @@ class Informer:
         if obj.get("kind") != self.kind or not meta.get("name"):
             return
         if self.namespace is not None and meta.get("namespace") != self.namespace:
+            return
+        if not self._in_shard(obj):
             return
         key = key_of(obj)
         with self._lock:
@@ -285,10 +324,16 @@ class Informer:
         while not self._stopping.is_set():
             from_fresh_list = False
             try:
-                if self._version is None:
+                if self._version is None or self._relist:
+                    self._relist = False
                     items, version = self._cluster.list_with_version(
-                        self.api_version, self.kind, self.namespace, self.label_selector
+                        self.api_version,
+                        self.kind,
+                        self.namespace,
+                        self.label_selector,
+                        **self._shard_query(),
                     )
+                    items = [obj for obj in items if self._in_shard(obj)]
                     self._events.put(_Replace(items, version))
                     self._version, self._failures, from_fresh_list = version, 0, True
                     if first_watch_from is not None:
@@ -321,16 +366,20 @@ class Informer:
             label_selector=self.label_selector,
             resource_version=self._version,
             timeout_seconds=self._watch_timeout,
+            **self._shard_query(),
         )
         with self._lock:
             self._stream = stream
         try:
-            if self._stopping.is_set():
+            if self._stopping.is_set() or self._relist:
                 return
             for event in stream:
+                if self._relist:
+                    return
                 kind, obj = event.get("type"), event.get("object") or {}
                 if kind in ("ADDED", "MODIFIED", "DELETED"):
-                    self._events.put(_Change(kind, obj))
+                    if self._in_shard(obj):
+                        self._events.put(_Change(kind, obj))
                 elif kind != "BOOKMARK":
                     log.debug("%s: ignoring a %s watch event", self._describe(), kind)
                     continue

@@ -4,7 +4,11 @@ It owns the shared parts (like controller-runtime's manager): one informer per w
 kind and namespace, a cache-backed cluster for reads, a work queue and workers per
 controller, the TemporaryPatch controller, leader election (only the leader runs
 workers), the health/ready/metrics endpoints and a graceful stop (stop taking work,
-let in-flight reconciles finish within a grace period, release the lease).
+let in-flight reconciles finish within a grace period, release the lease). With
+``options.sharding`` it runs next to other replicas instead of electing one leader:
+``runtime.sharding`` decides which CRs this replica works on, the CR informers (and, when
+sharding by namespace, those of owned objects) hold only that slice, and every reconcile
+passes the shard's gate.
 
 Used by ``oper8d run``, the integration tests, and the unit tests over an in-memory API
 server: it needs no more of the cluster than ``ManagedApi`` declares.
@@ -26,12 +30,14 @@ from oper8d.objects import OWNER_LABEL
 from oper8d.runtime.cache import ApiServer, CachedCluster
 from oper8d.runtime.controller import ControllerRuntime, owned_kinds
 from oper8d.runtime.events import EventRecorder
+from oper8d.runtime.hashing import ShardKey
 from oper8d.runtime.informer import Informer, ListWatch
 from oper8d.runtime.leaderelection import LeaderElector
 from oper8d.runtime.metrics import Metrics
 from oper8d.runtime.options import ManagerOptions
 from oper8d.runtime.probes import ProbeServer
 from oper8d.runtime.queue import WorkQueue
+from oper8d.runtime.sharding import GatedReconciler, Sharding
 from oper8d.runtime.temporarypatch import API_VERSION as TP_API_VERSION
 from oper8d.runtime.temporarypatch import KIND as TP_KIND
 from oper8d.runtime.temporarypatch import TemporaryPatchSync
@@ -70,20 +76,69 @@ class Manager:
         self._threads: list[threading.Thread] = []
         self._servers: list[ProbeServer] = []
         self.elector: LeaderElector | None = None
+        self.sharding: Sharding | None = self._sharding() if opts.sharding else None
+        self._sharded: list[Informer] = []
         self._build()
 
-    # -- wiring --------------------------------------------------------------------------
+    # -- wiring ---------------------------------------------------------------------------
+    def _identity(self) -> str:
+        return self.options.identity or f"{socket.gethostname()}_{os.getpid()}"
+
+    def _sharding(self) -> Sharding:
+        opts = self.options
+        if opts.leader_elect:
+            raise ValueError("sharding and leader election exclude each other: choose one")
+        if opts.shard_key not in ("namespace", "uid"):
+            raise ValueError(f"shard key must be 'namespace' or 'uid', got {opts.shard_key!r}")
+        key: ShardKey = "uid" if opts.shard_key == "uid" else "namespace"
+        return Sharding(
+            self.api,
+            group=opts.shard_group or f"{self.bundle.name}-oper8d-shards",
+            namespace=opts.leader_election_namespace,
+            identity=self._identity(),
+            key=key,
+            lease_duration=opts.lease_duration,
+            renew_deadline=opts.renew_deadline,
+            retry_period=opts.retry_period,
+            clock=opts.clock,
+            on_change=self._on_shard_change,
+        )
+
+    def _server_side(self) -> float:
+        """1 when the API server honoured shardSelector for every CR kind listed so far."""
+        seen: dict[str, bool] = getattr(self.api, "shard_selector_honoured", None) or {}
+        cr_kinds = [f"{c.resource.api_version}/{c.resource.kind}" for c in self.bundle.controllers]
+        known = [seen[k] for k in cr_kinds if k in seen]
+        return 1.0 if known and all(known) else 0.0
+
+    def _on_shard_change(self, sharding: Sharding) -> None:
+        wanted = sharding.wanted()
+        for inf in self._sharded:
+            inf.set_shard(wanted)
+        self.metrics.set_shard(sharding.members, len(sharding.held), None)
+        self.metrics.shard_server_side.set_function(self._server_side)
+        if self._leading.is_set():
+            for c in self.controllers:
+                c.enqueue_all()  # CRs of buckets just taken; the gate skips the others
+
+    # -- scopes --------------------------------------------------------------------------
     def _scopes(self, namespaced: bool) -> list[str | None]:
         if not namespaced or not self.options.namespaces:
             return [None]
         return list(self.options.namespaces)
 
     def _informer(
-        self, api_version: str, kind: str, namespace: str | None, selector: str | None
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None,
+        selector: str | None,
+        sharded: bool = False,
     ) -> Informer:
         key = (f"{api_version}/{kind}", selector or "", namespace)
         if key not in self.informers:
-            self.informers[key] = Informer(
+            shard = self.sharding.wanted() if sharded and self.sharding else None
+            self.informers[key] = inf = Informer(
                 self.api,
                 api_version,
                 kind,
@@ -91,21 +146,26 @@ class Manager:
                 label_selector=selector,
                 resync_period=self.options.resync_period,
                 clock=self.options.clock,
+                shard=shard,
             )
+            if shard is not None:
+                self._sharded.append(inf)
         return self.informers[key]
 
     def _build(self) -> None:
         opts = self.options
         by_kind: dict[tuple[str, str], list[Informer]] = {}
         plan = []
+        # objects a CR owns share its namespace, not its uid
+        owned_sharded = opts.shard_key == "namespace"
         for spec in self.bundle.controllers:
             kind = spec.resource
             cr_infs = [
-                self._informer(kind.api_version, kind.kind, ns, None)
+                self._informer(kind.api_version, kind.kind, ns, None, sharded=True)
                 for ns in self._scopes(kind.namespaced)
             ]
             owned = [
-                self._informer(api_version, k, ns, OWNER_LABEL)
+                self._informer(api_version, k, ns, OWNER_LABEL, sharded=owned_sharded)
                 for api_version, k in owned_kinds(spec)
                 for ns in self._scopes(True)
             ]
@@ -132,7 +192,9 @@ class Manager:
                     bundle=self.bundle,
                     spec=spec,
                     cluster=self.cache,
-                    reconciler=reconciler,
+                    reconciler=GatedReconciler(reconciler, self.sharding)
+                    if self.sharding
+                    else reconciler,
                     queue=queue,
                     cr_informers=cr_infs,
                     owned_informers=owned,
@@ -196,10 +258,23 @@ class Manager:
                 )
                 server.start()
                 self._servers.append(server)
+        if self.sharding is not None:
+            self.sharding.tick()  # join the group, so informers start with our slice
+            self._on_shard_change(self.sharding)
         for inf in self.informers.values():
             inf.start()
-        if opts.leader_elect:
-            identity = opts.identity or f"{socket.gethostname()}_{os.getpid()}"
+        if self.sharding is not None:
+            t = threading.Thread(
+                target=self.sharding.run,
+                args=(self._stop_election,),
+                name="oper8d-sharding",
+                daemon=True,
+            )
+            t.start()
+            self._threads.append(t)
+            self._start_leading()
+        elif opts.leader_elect:
+            identity = self._identity()
             self.elector = LeaderElector(
                 self.api,
                 name=opts.leader_election_id or f"{self.bundle.name}-oper8d",
@@ -295,6 +370,8 @@ class Manager:
         self._stop_election.set()
         for t in self._threads:
             t.join(grace)
+        if self.sharding is not None:
+            self.sharding.release()
         self._leading.clear()
         for inf in self.informers.values():
             inf.stop()

@@ -14,6 +14,9 @@ Exposed families:
   ``oper8d_workqueue_queue_duration_seconds{name}`` (histogram: time from add to a worker)
 - ``oper8d_api_requests_total{verb,code}``
 - ``oper8d_leader`` (1 while this process leads)
+- with sharding: ``oper8d_shard_members`` (live replicas seen), ``oper8d_shard_buckets``
+  (hash buckets this replica works on), ``oper8d_shard_member{identity}`` (1 per live
+  replica), ``oper8d_shard_server_side`` (1 when the API server honours shardSelector)
 - ``process_*``, ``python_*`` (the process and interpreter, unless ``runtime_collectors=False``)
 """
 
@@ -118,7 +121,29 @@ class Metrics:
             "1 while this process holds the leader lease, else 0.",
             registry=self.registry,
         )
+        self.shard_members = Gauge(
+            "oper8d_shard_members",
+            "Live replicas of this replica's shard group (sharding only).",
+            registry=self.registry,
+        )
+        self.shard_buckets = Gauge(
+            "oper8d_shard_buckets",
+            "Hash buckets of CRs this replica works on now (sharding only).",
+            registry=self.registry,
+        )
+        self.shard_member = Gauge(
+            "oper8d_shard_member",
+            "1 for every live replica of the shard group, by identity (sharding only).",
+            ["identity"],
+            registry=self.registry,
+        )
+        self.shard_server_side = Gauge(
+            "oper8d_shard_server_side",
+            "1 when the API server filters the CR lists and watches by shard, 0 when we do.",
+            registry=self.registry,
+        )
         self._controllers: set[str] = set()
+        self._shard_members: set[str] = set()
         for controller in controllers:
             self.add_controller(controller)
 
@@ -156,6 +181,19 @@ class Metrics:
     def set_leader(self, leading: bool) -> None:
         """Record whether this process is the leader now."""
         self.leader.set(1 if leading else 0)
+
+    def set_shard(self, members: Iterable[str], buckets: int, server_side: bool | None) -> None:
+        """Record the shard group's live members and how many buckets this replica holds."""
+        names = set(members)
+        self.shard_members.set(len(names))
+        self.shard_buckets.set(buckets)
+        for gone in self._shard_members - names:
+            self.shard_member.remove(gone)
+        self._shard_members = names
+        for name in names:
+            self.shard_member.labels(identity=name).set(1)
+        if server_side is not None:
+            self.shard_server_side.set(1 if server_side else 0)
 
     def exposition(self) -> bytes:
         """Every metric in the Prometheus text format (``EXPOSITION_CONTENT_TYPE``)."""

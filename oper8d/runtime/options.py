@@ -45,4 +45,11 @@ class ManagerOptions:
     events: bool = True
     #: PUT an object whose server-side apply is refused as invalid (see engine.deploy)
     replace_on_invalid: bool = False
+    #: share the CRs with other replicas of the same shard group (runtime/sharding.py);
+    #: uses the leader-election namespace and timings, and excludes leader election
+    sharding: bool = False
+    #: what CRs are sharded by: "namespace" (a CR and what it owns land together) or "uid"
+    shard_key: str = "namespace"
+    #: the shard group (the prefix of its Leases); default "<bundle name>-oper8d-shards"
+    shard_group: str | None = None
     clock: Clock = field(default_factory=SystemClock)

@@ -57,3 +57,30 @@ def k8s(envtest: Environment) -> Iterator[ApiClient]:
     """An admin ``kubernetes.client.ApiClient`` for the test environment."""
     with envtest.api_client() as api_client:
         yield api_client
+
+
+#: the Kubernetes release with server-side sharded list and watch (build.sh's argument)
+SHARDED_K8S = "1.36"
+
+
+@pytest.fixture(scope="session")
+def envtest_sharded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Environment]:
+    """A started Environment of Kubernetes 1.36 with the ShardedListAndWatch gate on.
+
+    Built binaries are used as they are (``bash testenv/build.sh 1.36`` builds them;
+    scripts/test does); when they are not built, the tests that need it are skipped."""
+    log = tmp_path_factory.mktemp("testenv-136") / "build.log"
+    try:
+        bin_dir = build(log_path=log, k8s_version=SHARDED_K8S, cached_only=True)
+    except BuildError:
+        pytest.skip(f"Kubernetes {SHARDED_K8S} is not built (bash testenv/build.sh 1.36)")
+    env = Environment(bin_dir=bin_dir)
+    error = None
+    try:
+        env.start()
+    except StartError as e:
+        error = f"starting the Kubernetes {SHARDED_K8S} test environment failed:\n{e}"
+    if error:
+        pytest.fail(error, pytrace=False)
+    yield env
+    env.stop()

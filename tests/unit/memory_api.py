@@ -86,6 +86,8 @@ class MemoryApi:
         kind: str,
         namespace: str | None = None,
         label_selector: str | None = None,
+        *,
+        shard_selector: str | None = None,  # ignored, like an API server before 1.36
     ) -> tuple[list[Obj], str]:
         with self.changed:
             items = self.cluster.list(api_version, kind, namespace, label_selector)
@@ -102,6 +104,7 @@ class MemoryApi:
         label_selector: str | None = None,
         resource_version: str,
         timeout_seconds: int = 300,
+        shard_selector: str | None = None,  # ignored, like an API server before 1.36
     ) -> MemoryWatch:
         return MemoryWatch(self, api_version, kind, namespace, label_selector, resource_version)
 

@@ -204,3 +204,9 @@ def test_the_help_shows_the_managers_defaults() -> None:
     text = " ".join(CliRunner().invoke(main, ["run", "--help"]).output.split())
     assert f"[default: {defaults.lease_duration}; x>=1]" in text
     assert f"[default: {defaults.health_probe_bind_address}]" in text
+
+
+def test_sharding_and_leader_election_exclude_each_other() -> None:
+    result = run(WEBAPP, "--sharding", "--leader-elect")
+    assert result.exit_code == 2
+    assert "--sharding and --leader-elect exclude each other" in result.stderr

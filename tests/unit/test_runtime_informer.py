@@ -129,3 +129,42 @@ def test_an_informer_with_a_label_selector_holds_only_what_it_selects(
 
     assert [e[1] for e in heard.wait_for(2)] == ["web", "web-2"]
     assert [o["metadata"]["name"] for o in informer.list()] == ["web", "web-2"]
+
+
+def test_a_sharded_informer_holds_its_slice_even_when_the_server_ignores_the_selector(
+    api: MemoryApi, start: Callable[..., tuple[Informer, Heard]]
+) -> None:
+    import hashlib
+
+    from oper8d.runtime.hashing import ShardSlice, bucket_of
+
+    # names that differ early: FNV-1a spreads those over the hash space
+    namespaces = [hashlib.sha256(str(i).encode()).hexdigest()[:8] for i in range(40)]
+    for ns in namespaces:
+        api.create(configmap("cm", ns))
+    bucket = {ns: bucket_of({"metadata": {"namespace": ns}}, "namespace") for ns in namespaces}
+    low = ShardSlice("namespace", frozenset(range(32)))
+    informer, heard = start(shard=low)
+    inside = sorted(ns for ns in namespaces if bucket[ns] < 32)
+    assert inside and len(inside) < len(namespaces)
+    heard.wait_for(len(inside))
+    assert sorted(o["metadata"]["namespace"] for o in informer.list()) == inside
+
+    # a change outside the slice is not heard of; one inside is
+    outside = next(ns for ns in namespaces if bucket[ns] >= 32)
+    for ns in (outside, inside[0]):
+        live = api.get("v1", "ConfigMap", "cm", ns)
+        live["data"] = {"v": "2"}
+        api.update(live)
+    events = heard.wait_for(len(inside) + 1)
+    assert events[len(inside)][0] == "MODIFIED"
+    assert informer.get("cm", outside) is None
+
+    # the other half: what enters is ADDED, what leaves is DELETED
+    informer.set_shard(ShardSlice("namespace", frozenset(range(32, 64))))
+    events = heard.wait_for(len(inside) + 1 + len(namespaces))
+    changes = events[len(inside) + 1 :]
+    assert sorted(e[0] for e in changes) == sorted(
+        ["DELETED"] * len(inside) + ["ADDED"] * (len(namespaces) - len(inside))
+    )
+    assert {o["metadata"]["namespace"] for o in informer.list()} == set(namespaces) - set(inside)
