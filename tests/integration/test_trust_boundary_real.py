@@ -61,11 +61,16 @@ def test_documents_injected_through_a_text_template_are_never_applied(
     rbac = "rbac.authorization.k8s.io/v1"
     assert cluster.get(rbac, "ClusterRoleBinding", "oper8d-injected") is None
     assert cluster.get("v1", "Secret", "oper8d-injected", "kube-system") is None
-    # the value landed as the storage quantity, which the apiserver refuses: no StatefulSet
+    # the value landed as the storage quantity, which Kubernetes' schema refuses before any
+    # request: nothing of the database component is applied
     assert cluster.list("apps/v1", "StatefulSet", ns) == []
+    assert [s["metadata"]["name"] for s in cluster.list("v1", "Service", ns)] == []
     cr = cluster.get(API_VERSION, KIND, "notes", ns)
     assert cr is not None
     conditions = {c["type"]: c for c in cr["status"]["conditions"]}
     assert conditions["Ready"]["status"] == "False"
-    assert "statefulsets/notes-db" in conditions["Updating"]["message"]
+    assert (
+        "resource 'database.manifests-statefulset' renders StatefulSet notes-db, which the API"
+        in conditions["Updating"]["message"]
+    )
     assert cr["status"]["componentStatus"]["failedComponents"] == ["database"]
