@@ -11,6 +11,7 @@ in the session, apart from the CR as the server returned it.
 
 from __future__ import annotations
 
+import copy
 import logging
 import uuid
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from oper8d.engine.deploy import (
     component_of,
     inventory_of,
 )
+from oper8d.engine.fingerprint import ChangeTracker, bundle_digest, cr_fingerprint
 from oper8d.engine.inputs import CrInputs, read_config_maps, resolve_inputs
 from oper8d.engine.prune import prunable, rendered_keys
 from oper8d.engine.rollout import Progress, Rollout, RolloutResult
@@ -52,6 +54,10 @@ class ReconcileResult:
     paused: bool = False
     finalized: bool = False
     status_written: bool = False
+    #: the CR is Ready at its generation and version with nothing left to do
+    stable: bool = False
+    #: nothing it depends on changed since its last stable reconcile: nothing was done
+    skipped: bool = False
     #: internal name -> the object as applied, in the order the rollout applied them
     applied: dict[str, Obj] = field(default_factory=dict)
 
@@ -69,6 +75,9 @@ class ReconcilerOptions:
     operator_version: str | None = None
     #: PUT an object whose server-side apply the API server refuses as invalid (422)
     replace_on_invalid: bool = False
+    #: skip CRs whose inputs did not change since their last stable reconcile
+    #: (``engine.fingerprint``; None: every reconcile runs in full)
+    changes: ChangeTracker | None = None
 
 
 class Reconciler:
@@ -90,6 +99,7 @@ class Reconciler:
         self._applied = AppliedMemory()
         # kinds rollouts rendered that the bundle does not write literally (a templated
         # kind): the inventory step records them for every CR of this controller
+        self._digest = bundle_digest(bundle) if self.options.changes is not None else ""
 
     # -- entry ---------------------------------------------------------------------------
     def reconcile(self, namespace: str | None, name: str) -> ReconcileResult:
@@ -105,6 +115,35 @@ class Reconciler:
         meta = cr["metadata"]
         if meta.get("deletionTimestamp"):
             return self._finalize(cr)
+        changes = self.options.changes
+        if changes is None:
+            return self._reconcile_live(cr)
+        uid = str(meta.get("uid") or "")
+        fingerprint = cr_fingerprint(cr, self._digest)
+        if changes.unchanged(uid, fingerprint):
+            return ReconcileResult(
+                requeue_after=self.controller.requeue.after_success,
+                status=cr.get("status"),
+                stable=True,
+                skipped=True,
+            )
+        recorder = changes.begin(self.cluster)
+        stable = False
+        try:
+            # this reconcile's reads and writes go through the recorder; the copy shares
+            # everything else (the applied memory, the options) with this reconciler
+            recording = copy.copy(self)
+            recording.cluster = recorder
+            result = recording._reconcile_live(cr)
+            stable = result.stable
+            # what the next reconcile will be handed: the CR with our finalizer/inventory
+            fingerprint = cr_fingerprint(recorder.as_left(cr), self._digest)
+            return result
+        finally:
+            changes.finish(uid, recorder, fingerprint, stable)
+
+    def _reconcile_live(self, cr: Obj) -> ReconcileResult:
+        meta = cr["metadata"]
         requeue = self.controller.requeue
         try:
             if self.controller.finalize.enabled and self.controller.finalizer not in (
@@ -259,8 +298,10 @@ class Reconciler:
             after = requeue.after_success
         else:
             after = requeue.while_waiting
+        stable = summary.first_error is None and not held and st.is_stable(final, version)
         return ReconcileResult(
             requeue_after=after,
+            stable=stable,
             status=final,
             rollout=result,
             error=summary.first_error,
@@ -282,6 +323,8 @@ class Reconciler:
     def _finalize(self, cr: Obj) -> ReconcileResult:
         fin = self.controller.finalize
         finalizers = cr["metadata"].get("finalizers") or []
+        if self.options.changes is not None:
+            self.options.changes.forget(str(cr["metadata"].get("uid") or ""))
         if self.controller.finalizer not in finalizers:
             return ReconcileResult(requeue_after=None, finalized=True)
         deployer = DeployManager(self.cluster, cr, field_manager=self.options.field_manager)
