@@ -5,6 +5,10 @@ Created by the manager. Keys are ``(namespace, name)`` of CRs. An event on an ow
 enqueues the CR that owns it (owner reference, or the ``oper8d.io/owner-uid`` label), so a
 Deployment becoming available wakes its CR at once instead of at the next requeue.
 
+With a ``ChangeTracker`` (``engine.fingerprint``, shared with the reconciler), every event
+of the informers is handed to it before the CR is queued, so a reconcile of a CR whose
+inputs did not change is skipped, and one whose owned objects drifted is not.
+
 What it needs of its collaborators is declared here as protocols (``EventSource``,
 ``CrSource``, ``Reconciles``), so it runs over fakes in the unit tests; time comes from
 the injected clock.
@@ -21,6 +25,7 @@ from typing import Protocol, cast
 from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.base import ClusterReader
+from oper8d.engine.fingerprint import ChangeTracker
 from oper8d.engine.reconcile import ReconcileResult
 from oper8d.errors import ReconcileError
 from oper8d.logs import cr_key, new_reconcile_id, reconcile_context
@@ -52,6 +57,15 @@ class CrSource(EventSource, Protocol):
     def by_uid(self, uid: str) -> Obj | None: ...
 
 
+class ScopedSource(Protocol):
+    """What a ``ChangeTracker`` needs to know of an informer: which objects it sees."""
+
+    api_version: str
+    kind: str
+    namespace: str | None
+    label_selector: str | None
+
+
 class Reconciles(Protocol):
     """Reconciles one CR (``engine.reconcile.Reconciler``)."""
 
@@ -73,6 +87,9 @@ class ControllerRuntime:
     metrics: Metrics
     events: EventRecorder | None = None
     clock: Clock = field(default_factory=SystemClock)
+    #: fed every event of the informers (the reconciler's ``ReconcilerOptions.changes``);
+    #: the informers must then be ``ScopedSource``s too
+    changes: ChangeTracker | None = None
 
     def __post_init__(self) -> None:
         self._workers: list[threading.Thread] = []
@@ -82,10 +99,20 @@ class ControllerRuntime:
             inf.add_handler(self._on_cr_event)
         for owned in self.owned_informers:
             owned.add_handler(self._on_owned_event)
+        if self.changes is not None:
+            for inf in (*self.cr_informers, *self.owned_informers):
+                scoped = cast(ScopedSource, inf)
+                self.changes.watch(
+                    scoped.api_version, scoped.kind, scoped.namespace, scoped.label_selector
+                )
 
     # -- event handlers ------------------------------------------------------------------
     def _on_cr_event(self, event: str, obj: Obj, old: Obj | None) -> None:
+        if self.changes is not None:  # before the CR is queued: its reconcile must know
+            self.changes.observe(event, obj, old)
         if event == "DELETED":
+            if self.changes is not None:
+                self.changes.forget(str(obj["metadata"].get("uid") or ""))
             return
         if is_paused(obj):
             return
@@ -95,6 +122,8 @@ class ControllerRuntime:
         self.queue.add((meta.get("namespace"), meta["name"]))
 
     def _on_owned_event(self, event: str, obj: Obj, old: Obj | None) -> None:
+        if self.changes is not None:
+            self.changes.observe(event, obj, old)
         key = self._owner_key(obj)
         if key is not None:
             self.queue.add(key)
@@ -194,6 +223,9 @@ class ControllerRuntime:
                 self.queue.add_after(key, result.requeue_after)
         if self.events is not None and before is not None and result.status is not None:
             self.events.record_transition(before, before.get("status") or {}, result.status)
+        if result.skipped:  # a resync of an unchanged CR: not worth a line per CR
+            log.debug("reconcile of %s/%s skipped: nothing changed", key[0], key[1])  # type: ignore[index]
+            return
         log.info(
             "reconciled %s/%s: %s%s",
             key[0],  # type: ignore[index]
