@@ -87,7 +87,8 @@ def test_resync_of_a_stable_cr_is_free_and_owned_drift_is_still_corrected(tmp_pa
             steps += 1
         return steps
 
-    api.create({"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "demo", "namespace": NAMESPACE}, "spec": {}})  # fmt: skip
+    meta = {"name": "demo", "namespace": NAMESPACE}
+    api.create({"apiVersion": API_VERSION, "kind": KIND, "metadata": meta, "spec": {}})
     run_ready()
     assert is_ready(api.get(API_VERSION, KIND, "demo", NAMESPACE))
 
