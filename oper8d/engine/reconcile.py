@@ -1,12 +1,14 @@
 """Reconcile one CR: the engine's entry point, used by the runtime manager, the CLI's
 dry run and render, and bundle tests.
 
-Steps: pause check → deletion/finalize → finalizer → inputs (``engine.inputs``: CR
-schema validation with defaults, config merge) → start status → inventory → four-phase
-rollout (``engine.rollout``) → prune (``engine.prune``) → completion status (written
-only when something but a timestamp changed) → requeue decision. Every write to the CR
-happens here, between steps, on the reconcile's own thread; the defaulted spec stays
-in the session, apart from the CR as the server returned it.
+Steps: pause check → deletion/finalize → finalizer and inventory (one write of the CR)
+→ inputs (``engine.inputs``: CR schema validation with defaults, config merge) → start
+status → four-phase rollout (``engine.rollout``) → prune (``engine.prune``) → completion
+status (written only when something but a timestamp changed) → requeue decision. Every
+write to the CR happens here, between steps, on the reconcile's own thread; the defaulted
+spec stays in the session, apart from the CR as the server returned it. With a
+``ChangeTracker`` (``engine.fingerprint``) a CR whose inputs did not change since its last
+stable reconcile is skipped before any of this.
 """
 
 from __future__ import annotations
@@ -146,12 +148,7 @@ class Reconciler:
         meta = cr["metadata"]
         requeue = self.controller.requeue
         try:
-            if self.controller.finalize.enabled and self.controller.finalizer not in (
-                meta.get("finalizers") or []
-            ):
-                cr = self._update_cr(
-                    cr, lambda m: m.setdefault("finalizers", []).append(self.controller.finalizer)
-                )
+            cr = self._prepare_cr(cr)
             inputs = self._inputs(cr)
         except ReconcileError as err:
             failed = st.error_status(cr.get("status") or {}, err, **self._g(cr))
@@ -171,11 +168,10 @@ class Reconciler:
 
     # -- the rollout ---------------------------------------------------------------------
     def _rollout(self, cr: Obj, inputs: CrInputs) -> ReconcileResult:
-        """Start status → inventory → TemporaryPatches → the four phases → prune →
+        """Start status → TemporaryPatches → the four phases → prune →
         completion status. The CR is written only between these steps, on this thread."""
         session = self._session(cr, inputs)
         start, wrote = self._start(session)
-        self._record_inventory(session)
         deployer = self._deployer(session.cr)
         try:
             patches = temporary_patch_refs(self.cluster, self.controller, session.cr)
@@ -238,26 +234,36 @@ class Reconciler:
             replace_on_invalid=self.options.replace_on_invalid,
         )
 
-    def _record_inventory(self, session: Session) -> None:
-        """Record in the CR's inventory annotation every kind this rollout may create: the
-        kinds the bundle declares (literally or in ``kinds:``; nothing else passes
-        ``engine.declared``).
+    def _prepare_cr(self, cr: Obj) -> Obj:
+        """One write of the CR's metadata for all it lacks: our finalizer (when the
+        controller finalizes) and, in the inventory annotation, every kind a rollout may
+        create (the kinds the bundle declares, literally or in ``kinds:``; nothing else
+        passes ``engine.declared``).
 
         The one place the inventory is written, before anything is applied: pruning and
         finalization find a CR's objects only by listing the inventory's kinds, so a kind
         must be recorded before the first object of it exists. The rollout creates
         nothing of an unrecorded kind (``DeployManager.require_recorded`` guards it), so an
         operator killed at any point leaves no object that a later prune could not find."""
+        finalizer = self.controller.finalizer
+        add_finalizer = self.controller.finalize.enabled and finalizer not in (
+            cr["metadata"].get("finalizers") or []
+        )
         kinds = {f"{a}/{k}" for a, k in self.controller.deployed_kinds()}
-        if kinds <= set(inventory_of(session.cr)):
-            return
+        add_kinds = not kinds <= set(inventory_of(cr))
+        if not add_finalizer and not add_kinds:
+            return cr
 
-        def record(meta: dict[str, Any]) -> None:
-            # merged with what the live CR names: a kind once recorded is never dropped
-            recorded = set(inventory_of({"metadata": meta})) | kinds
-            meta.setdefault("annotations", {})[INVENTORY_ANNOTATION] = ",".join(sorted(recorded))
+        def change(meta: dict[str, Any]) -> None:
+            if add_finalizer and finalizer not in (meta.get("finalizers") or []):
+                meta.setdefault("finalizers", []).append(finalizer)
+            if add_kinds:
+                # merged with what the live CR names: a kind once recorded is never dropped
+                recorded = set(inventory_of({"metadata": meta})) | kinds
+                annotations = meta.setdefault("annotations", {})
+                annotations[INVENTORY_ANNOTATION] = ",".join(sorted(recorded))
 
-        session.cr = self._update_cr(session.cr, record)
+        return self._update_cr(cr, change)
 
     def _prune(self, result: RolloutResult, deployer: DeployManager) -> None:
         """Delete the owned objects the prune rule (``engine.prune``) says must go."""
