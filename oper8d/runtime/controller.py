@@ -9,6 +9,11 @@ With a ``ChangeTracker`` (``engine.fingerprint``, shared with the reconciler), e
 of the informers is handed to it before the CR is queued, so a reconcile of a CR whose
 inputs did not change is skipped, and one whose owned objects drifted is not.
 
+A CR waiting for its objects to become ready is requeued after the bundle's
+``whileWaiting``, doubled at each consecutive wait up to ``max_wait_requeue``: the owned
+objects' events wake it the moment one changes, so the timed requeue is only a safety net
+(for readiness no watched object reports) and need not poll.
+
 What it needs of its collaborators is declared here as protocols (``EventSource``,
 ``CrSource``, ``Reconciles``), so it runs over fakes in the unit tests; time comes from
 the injected clock.
@@ -90,9 +95,13 @@ class ControllerRuntime:
     #: fed every event of the informers (the reconciler's ``ReconcilerOptions.changes``);
     #: the informers must then be ``ScopedSource``s too
     changes: ChangeTracker | None = None
+    #: the longest a waiting CR's timed requeue backs off to (seconds)
+    max_wait_requeue: float = 300.0
 
     def __post_init__(self) -> None:
         self._workers: list[threading.Thread] = []
+        #: consecutive reconciles of a key that ended waiting for readiness
+        self._waits: dict[Hashable, int] = {}
         self._in_flight = 0
         self._idle = threading.Condition()
         for inf in self.cr_informers:
@@ -191,6 +200,7 @@ class ControllerRuntime:
         before = self.cluster.get(kind.api_version, kind.kind, name, namespace)
         if before is None:  # deleted (and finalized) since it was queued
             self.queue.forget(key)
+            self._waits.pop(key, None)
             return
         try:
             # the CR just read is the one reconciled: one cache read, not two
@@ -220,7 +230,9 @@ class ControllerRuntime:
         else:
             self.queue.forget(key)
             if result.requeue_after is not None:
-                self.queue.add_after(key, result.requeue_after)
+                self.queue.add_after(key, self._requeue_delay(key, result))
+            else:
+                self._waits.pop(key, None)
         if self.events is not None and before is not None and result.status is not None:
             self.events.record_transition(before, before.get("status") or {}, result.status)
         if result.skipped:  # a resync of an unchanged CR: not worth a line per CR
@@ -233,6 +245,20 @@ class ControllerRuntime:
             outcome,
             f" ({err})" if err is not None else "",
         )
+
+    def _requeue_delay(self, key: Hashable, result: ReconcileResult) -> float:
+        """``result.requeue_after``, or for a CR still waiting for readiness the backed-off
+        wait (see the module docstring)."""
+        after = cast(float, result.requeue_after)
+        waiting = (
+            result.error is None and not result.stable and result.rollout is not None and after > 0
+        )
+        if not waiting:
+            self._waits.pop(key, None)
+            return after
+        n = self._waits.get(key, 0)
+        self._waits[key] = n + 1
+        return min(after * 2.0 ** min(n, 32), max(after, self.max_wait_requeue))
 
     def _record_error(self, cr: Obj | None, err: BaseException) -> None:
         if self.events is not None and cr is not None:
