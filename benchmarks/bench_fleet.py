@@ -10,10 +10,17 @@ namespaces), then:
   requests per CR, with the fingerprint shortcut (``engine.fingerprint``, as
   ``oper8d run`` uses it) and without it (every reconcile in full).
 
+* memory: bytes per cached object (``tracemalloc``, objects in ``runtime.store``
+  ObjectStores with their indexes, one per kind as the informers keep them), with
+  server-side managedFields as the API server returns them (built from the cluster's
+  field ownership) and after the informers' ``drop_unread`` transform; and the bytes the
+  ChangeTracker keeps per CR.
+
 Like the runtime, CRs are read from a local copy kept by the cluster's watch (the
 runtime's informer cache), not with a GET, and the same watch feeds the ChangeTracker.
-Peak RSS of the process is reported last (it includes the cluster itself, which a real
-operator does not hold).
+Requests are split into writes (what reaches the API server) and reads (gets and lists,
+which the informer cache serves when running for real). Peak RSS of the process is
+reported last (it includes the in-memory cluster itself, which an operator does not hold).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import copy
 import resource
 import sys
 import time
+import tracemalloc
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,12 +41,13 @@ import yaml
 
 from oper8d.bundle import load_bundle
 from oper8d.clock import FakeClock
-from oper8d.cluster.memory import MemoryCluster, sequential_uids
+from oper8d.cluster.memory import MUTATING_VERBS, MemoryCluster, sequential_uids
 from oper8d.cluster.simulate import DefaultSimulator
 from oper8d.engine.fingerprint import ChangeTracker
 from oper8d.engine.reconcile import Reconciler, ReconcilerOptions
 from oper8d.engine.session import SeededRandoms
 from oper8d.objects import Obj
+from oper8d.runtime.store import ObjectStore, copy_obj, drop_unread, key_of
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "operators" / "webapp"
 NAMESPACES = 50
@@ -56,6 +65,11 @@ class FleetResult:
     noop_full_cpu_per_cr: float
     noop_full_requests_per_cr: dict[str, float]
     skipped: int
+    #: bytes per cached object: as the API server returns it, and as the cache keeps it
+    bytes_whole: float
+    bytes_cached: float
+    #: bytes the ChangeTracker keeps per stable CR
+    bytes_tracker: float
 
 
 class _Fleet:
@@ -137,6 +151,8 @@ def run_fleet(crs: int) -> FleetResult:
     def per_cr(counts: Counter[str]) -> dict[str, float]:
         return {verb: n / crs for verb, n in sorted(counts.items())}
 
+    whole, cached = cached_bytes(fleet.cluster)
+
     return FleetResult(
         crs=crs,
         rollout_cpu_per_cr=rollout_cpu / crs,
@@ -147,29 +163,111 @@ def run_fleet(crs: int) -> FleetResult:
         noop_full_cpu_per_cr=full_cpu / crs,
         noop_full_requests_per_cr=per_cr(full),
         skipped=skipped,
+        bytes_whole=whole,
+        bytes_cached=cached,
+        bytes_tracker=_measure(lambda: _tracker_copy(fleet.tracker)) / max(1, len(fleet.tracker)),
     )
 
 
-def _requests(per: dict[str, float]) -> str:
-    total = sum(per.values())
-    parts = ", ".join(f"{verb} {n:g}" for verb, n in per.items())
+def _with_managed_fields(cluster: MemoryCluster, obj: Obj) -> Obj:
+    """``obj`` with ``metadata.managedFields`` as the API server would return it: one
+    entry per field manager, its fields in the FieldsV1 form."""
+    meta = obj["metadata"]
+    owners = cluster.managed_fields(
+        obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace")
+    )
+    entries = []
+    for manager, paths in owners.items():
+        fields: dict[str, dict] = {}
+        for path in paths:
+            node = fields
+            for part in path.split("."):
+                node = node.setdefault(f"f:{part}", {})
+        entries.append(
+            {
+                "manager": manager,
+                "operation": "Apply",
+                "apiVersion": obj["apiVersion"],
+                "time": "2025-01-01T00:00:00Z",
+                "fieldsType": "FieldsV1",
+                "fieldsV1": fields,
+            }
+        )
+    out = copy_obj(obj)
+    out["metadata"]["managedFields"] = entries
+    return out
+
+
+def _measure(build: object) -> int:
+    """Bytes still allocated after ``build()`` (its result kept alive meanwhile)."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = build()  # type: ignore[operator]
+        after = tracemalloc.get_traced_memory()[0]
+        del kept
+    finally:
+        tracemalloc.stop()
+    return after - before
+
+
+def cached_bytes(cluster: MemoryCluster) -> tuple[float, float]:
+    """Bytes per cached object, whole and after ``drop_unread``, in per-kind stores."""
+    objects = [_with_managed_fields(cluster, o) for o in cluster.objects()]
+
+    def fill(transform: bool) -> dict[str, ObjectStore]:
+        stores: dict[str, ObjectStore] = {}
+        for obj in objects:
+            kept = copy_obj(obj)
+            if transform:
+                kept = drop_unread(kept)
+            stores.setdefault(obj["kind"], ObjectStore()).put(key_of(kept), kept)
+        return stores
+
+    count = max(1, len(objects))
+    return _measure(lambda: fill(False)) / count, _measure(lambda: fill(True)) / count
+
+
+def _tracker_copy(tracker: ChangeTracker) -> object:
+    return copy.deepcopy(tracker._records)
+
+
+def _requests(per: dict[str, float], writes: bool) -> str:
+    chosen = {v: n for v, n in per.items() if (v in MUTATING_VERBS) == writes}
+    total = sum(chosen.values())
+    parts = ", ".join(f"{verb} {n:g}" for verb, n in chosen.items())
     return f"{total:g}" + (f" ({parts})" if parts else "")
 
 
 def table(results: Sequence[FleetResult]) -> list[str]:
-    """The markdown rows of ``benchmarks.run``'s fleet section."""
+    """The markdown of ``benchmarks.run``'s fleet section: CPU and requests, then memory."""
     lines = [
-        "| CRs | rollout CPU/CR | rollout requests/CR | objects/CR | no-op CPU/CR "
-        "| no-op requests/CR | skipped | full no-op CPU/CR | full no-op requests/CR |",
-        "|---:|---:|---|---:|---:|---|---:|---:|---|",
+        "| CRs | objects/CR | first rollout: CPU/CR | writes/CR | reads/CR (cache) "
+        "| no-op pass: CPU/CR | requests/CR | skipped "
+        "| no-op without the shortcut: CPU/CR | reads/CR (cache) |",
+        "|---:|---:|---:|---|---|---:|---:|---:|---:|---|",
     ]
     for r in results:
+        noop = sum(r.noop_requests_per_cr.values())
         lines.append(
-            f"| {r.crs:,} | {1e3 * r.rollout_cpu_per_cr:.2f} ms "
-            f"| {_requests(r.rollout_requests_per_cr)} | {r.objects_per_cr:g} "
-            f"| {1e3 * r.noop_cpu_per_cr:.3f} ms | {_requests(r.noop_requests_per_cr)} "
-            f"| {r.skipped:,} | {1e3 * r.noop_full_cpu_per_cr:.2f} ms "
-            f"| {_requests(r.noop_full_requests_per_cr)} |"
+            f"| {r.crs:,} | {r.objects_per_cr:g} | {1e3 * r.rollout_cpu_per_cr:.2f} ms "
+            f"| {_requests(r.rollout_requests_per_cr, True)} "
+            f"| {_requests(r.rollout_requests_per_cr, False)} "
+            f"| {1e3 * r.noop_cpu_per_cr:.3f} ms | {noop:g} | {r.skipped:,} "
+            f"| {1e3 * r.noop_full_cpu_per_cr:.2f} ms "
+            f"| {_requests(r.noop_full_requests_per_cr, False)} |"
+        )
+    lines += [
+        "",
+        "| CRs | bytes/cached object, whole (managedFields) | as cached (drop_unread) "
+        "| tracker bytes/CR | cache + tracker for 10,000 CRs |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        per_cr = (r.objects_per_cr + 1) * r.bytes_cached + r.bytes_tracker
+        lines.append(
+            f"| {r.crs:,} | {r.bytes_whole:,.0f} | {r.bytes_cached:,.0f} "
+            f"| {r.bytes_tracker:,.0f} | {10_000 * per_cr / 2**20:,.0f} MiB |"
         )
     return lines
 
