@@ -171,6 +171,13 @@ class RecordingCluster:
             self._written[key] = obj
         return obj
 
+    def note(self, obj: Obj) -> None:
+        """Record ``obj`` as read at its version (the CR the reconcile was handed)."""
+        meta = obj.get("metadata") or {}
+        key = _key(obj.get("apiVersion") or "", obj.get("kind") or "", meta.get("namespace"), "")
+        key = (*key[:3], meta.get("name") or "")
+        self._saw(key, obj, self._tracker.sees_object(key, obj))
+
     def as_left(self, obj: Obj) -> Obj:
         """``obj`` as the last write of this reconcile returned it (``obj`` if unwritten)."""
         meta = obj.get("metadata") or {}

@@ -138,8 +138,11 @@ class Reconciler:
             recording.cluster = recorder
             result = recording._reconcile_live(cr)
             stable = result.stable
-            # what the next reconcile will be handed: the CR with our finalizer/inventory
-            fingerprint = cr_fingerprint(recorder.as_left(cr), self._digest)
+            # what the next reconcile will be handed: the CR with our finalizer/inventory,
+            # at a version any later change of it (its status too) moves past
+            left = recorder.as_left(cr)
+            recorder.note(left)
+            fingerprint = cr_fingerprint(left, self._digest)
             return result
         finally:
             changes.finish(uid, recorder, fingerprint, stable)

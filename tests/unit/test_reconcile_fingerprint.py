@@ -220,6 +220,14 @@ def test_a_change_made_while_the_cr_was_reconciled_is_not_lost(fleet: Fleet) -> 
     assert fixed is not None and fixed["spec"]["replicas"] == 2
 
 
+def test_a_status_someone_else_overwrote_is_written_again(fleet: Fleet) -> None:
+    cr = copy.deepcopy(fleet.h.cr())
+    cr["status"] = {}
+    fleet.h.cluster.update_status(cr)
+    assert not fleet.reconcile().skipped
+    assert is_ready(fleet.h.cr())
+
+
 def test_a_deleted_cr_is_forgotten(fleet: Fleet) -> None:
     fleet.h.cluster.delete(API_VERSION, KIND, "demo", NAMESPACE)
     cr = fleet.h.cluster.get(API_VERSION, KIND, "demo", NAMESPACE)
