@@ -109,8 +109,9 @@ class ControllerRuntime:
         for owned in self.owned_informers:
             owned.add_handler(self._on_owned_event)
         if self.changes is not None:
-            for inf in (*self.cr_informers, *self.owned_informers):
-                scoped = cast(ScopedSource, inf)
+            sources: list[EventSource] = [*self.cr_informers, *self.owned_informers]
+            for source in sources:
+                scoped = cast(ScopedSource, source)
                 self.changes.watch(
                     scoped.api_version, scoped.kind, scoped.namespace, scoped.label_selector
                 )
