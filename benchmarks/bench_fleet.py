@@ -21,14 +21,25 @@ runtime's informer cache), not with a GET, and the same watch feeds the ChangeTr
 Requests are split into writes (what reaches the API server) and reads (gets and lists,
 which the informer cache serves when running for real). Peak RSS of the process is
 reported last (it includes the in-memory cluster itself, which an operator does not hold).
+
+``--replica-rss`` also measures what one replica holding the largest fleet would: the
+fleet's objects (with managedFields) are written to a file, one per line, and a fresh
+process (``--hold FILE``) loads the oper8d runtime and lists them through real
+``runtime.informer.Informer``s, one per kind, over a ListWatch reading that file; it
+reports its RSS once they synced. The ChangeTracker's records come on top (measured above).
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import json
+import os
 import resource
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 import tracemalloc
 from collections import Counter
@@ -47,6 +58,7 @@ from oper8d.engine.fingerprint import ChangeTracker
 from oper8d.engine.reconcile import Reconciler, ReconcilerOptions
 from oper8d.engine.session import SeededRandoms
 from oper8d.objects import Obj
+from oper8d.runtime.informer import Informer
 from oper8d.runtime.store import ObjectStore, copy_obj, drop_unread, key_of
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "operators" / "webapp"
@@ -272,14 +284,104 @@ def table(results: Sequence[FleetResult]) -> list[str]:
     return lines
 
 
+class _FileListWatch:
+    """A ListWatch serving one file of objects (one JSON object a line) and watches that
+    stay open and quiet until closed."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def list_with_version(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> tuple[list[Obj], str]:
+        with open(self.path, encoding="utf-8") as lines:
+            items = [o for o in map(json.loads, lines) if o["kind"] == kind]
+        return items, "1"
+
+    def watch(self, *args: object, **kwargs: object) -> _QuietStream:
+        return _QuietStream()
+
+
+class _QuietStream:
+    def __init__(self) -> None:
+        self._closed = threading.Event()
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        self._closed.wait()
+        return iter(())
+
+    def close(self) -> None:
+        self._closed.set()
+
+
+def _rss_mb() -> tuple[float, float]:
+    """(current, peak) RSS of this process in MiB."""
+    with open("/proc/self/statm", encoding="ascii") as statm:
+        pages = int(statm.read().split()[1])
+    current = pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    return current, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def hold(path: str) -> str:
+    """What ``--hold`` prints: the RSS of a process caching the file's objects."""
+    import oper8d.runtime.manager  # noqa: F401  (what `oper8d run` loads)
+
+    with open(path, encoding="utf-8") as lines:
+        kinds = sorted({(o["apiVersion"], o["kind"]) for o in map(json.loads, lines)})
+    source = _FileListWatch(path)
+    informers = [Informer(source, a, k) for a, k in kinds]  # type: ignore[arg-type]
+    for inf in informers:
+        inf.start()
+    for inf in informers:
+        inf.wait_for_sync(600)
+    cached = sum(len(inf.list()) for inf in informers)
+    current, peak = _rss_mb()
+    for inf in informers:
+        inf.stop()
+    return f"{cached:,} objects cached: RSS {current:,.0f} MiB, peak {peak:,.0f} MiB"
+
+
+def replica_rss(crs: int) -> str:
+    """Write a fleet of ``crs`` CRs to a file and measure a fresh process caching it."""
+    fleet = _Fleet(crs)
+    for key in fleet.keys:
+        fleet.full.reconcile_object(fleet.crs[key])
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as out:
+        for obj in fleet.cluster.objects():
+            out.write(json.dumps(_with_managed_fields(fleet.cluster, obj)) + "\n")
+    del fleet
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "benchmarks.bench_fleet", "--hold", out.name],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+    finally:
+        os.unlink(out.name)
+    return proc.stdout.strip()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_fleet", description=__doc__)
     parser.add_argument("sizes", nargs="*", type=int, default=[100, 1000])
+    parser.add_argument(
+        "--replica-rss", action="store_true", help="also the RSS of a replica caching the largest"
+    )
+    parser.add_argument("--hold", metavar="FILE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.hold:
+        print(hold(args.hold))
+        return 0
     results = [run_fleet(n) for n in args.sizes]
     print("\n".join(table(results)))
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak RSS {rss_mb:,.0f} MB (cluster, cache copy and engine in one process)")
+    if args.replica_rss:
+        largest = max(args.sizes)
+        print(f"\nA replica caching {largest:,} CRs and their objects: {replica_rss(largest)}")
     return 0
 
 
