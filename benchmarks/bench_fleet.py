@@ -23,7 +23,7 @@ which the informer cache serves when running for real). Peak RSS of the process 
 reported last (it includes the in-memory cluster itself, which an operator does not hold).
 
 ``--replica-rss`` also measures what one replica holding the largest fleet would: the
-fleet's objects (with managedFields) are written to a file, one per line, and a fresh
+fleet's objects (with managedFields) are written to a file, one list per kind, and a fresh
 process (``--hold FILE``) loads the oper8d runtime and lists them through real
 ``runtime.informer.Informer``s, one per kind, over a ListWatch reading that file; it
 reports its RSS once they synced. The ChangeTracker's records come on top (measured above).
@@ -285,8 +285,8 @@ def table(results: Sequence[FleetResult]) -> list[str]:
 
 
 class _FileListWatch:
-    """A ListWatch serving one file of objects (one JSON object a line) and watches that
-    stay open and quiet until closed."""
+    """A ListWatch serving one file of lists (``apiVersion<TAB>kind<TAB>JSON list`` a
+    line) and watches that stay open and quiet until closed."""
 
     def __init__(self, path: str):
         self.path = path
@@ -298,9 +298,13 @@ class _FileListWatch:
         namespace: str | None = None,
         label_selector: str | None = None,
     ) -> tuple[list[Obj], str]:
+        # one JSON document per list, parsed in one go as the API client parses a response
         with open(self.path, encoding="utf-8") as lines:
-            items = [o for o in map(json.loads, lines) if o["kind"] == kind]
-        return items, "1"
+            for line in lines:
+                listed_version, listed_kind, body = line.split("\t", 2)
+                if (listed_version, listed_kind) == (api_version, kind):
+                    return json.loads(body), "1"
+        return [], "1"
 
     def watch(self, *args: object, **kwargs: object) -> _QuietStream:
         return _QuietStream()
@@ -331,7 +335,7 @@ def hold(path: str) -> str:
     import oper8d.runtime.manager  # noqa: F401  (what `oper8d run` loads)
 
     with open(path, encoding="utf-8") as lines:
-        kinds = sorted({(o["apiVersion"], o["kind"]) for o in map(json.loads, lines)})
+        kinds = [tuple(line.split("\t", 2)[:2]) for line in lines]
     source = _FileListWatch(path)
     informers = [Informer(source, a, k) for a, k in kinds]  # type: ignore[arg-type]
     for inf in informers:
@@ -350,9 +354,13 @@ def replica_rss(crs: int) -> str:
     fleet = _Fleet(crs)
     for key in fleet.keys:
         fleet.full.reconcile_object(fleet.crs[key])
-    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as out:
-        for obj in fleet.cluster.objects():
-            out.write(json.dumps(_with_managed_fields(fleet.cluster, obj)) + "\n")
+    by_kind: dict[tuple[str, str], list[Obj]] = {}
+    for obj in fleet.cluster.objects():
+        shaped = _with_managed_fields(fleet.cluster, obj)
+        by_kind.setdefault((obj["apiVersion"], obj["kind"]), []).append(shaped)
+    with tempfile.NamedTemporaryFile("w", suffix=".lists", delete=False) as out:
+        for (api_version, kind), items in sorted(by_kind.items()):
+            out.write(f"{api_version}\t{kind}\t{json.dumps(items)}\n")
     del fleet
     try:
         proc = subprocess.run(
