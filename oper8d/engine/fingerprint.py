@@ -79,6 +79,16 @@ def _key(api_version: str, kind: str, namespace: str | None, name: str) -> ObjKe
     return (group_of(api_version), kind, namespace or "", name)
 
 
+def _key_of(obj: Obj) -> ObjKey:
+    meta = obj.get("metadata") or {}
+    return _key(
+        obj.get("apiVersion") or "",
+        obj.get("kind") or "",
+        meta.get("namespace"),
+        meta.get("name") or "",
+    )
+
+
 def _rv(obj: Obj | None) -> str | None:
     if obj is None:
         return None
@@ -158,14 +168,12 @@ class RecordingCluster:
             self.reads.covered = self.reads.covered and self._tracker.sees_list(listed)
             for obj in objs:
                 meta = obj.get("metadata") or {}
-                key = _key(obj.get("apiVersion") or api_version, kind, meta.get("namespace"), "")
-                self.reads.objects[(*key[:3], meta.get("name") or "")] = _rv(obj)
+                key = _key(api_version, kind, meta.get("namespace"), meta.get("name") or "")
+                self.reads.objects[key] = _rv(obj)
         return objs
 
     def _wrote(self, obj: Obj) -> Obj:
-        meta = obj.get("metadata") or {}
-        key = _key(obj.get("apiVersion") or "", obj.get("kind") or "", meta.get("namespace"), "")
-        key = (*key[:3], meta.get("name") or "")
+        key = _key_of(obj)
         self._saw(key, obj, self._tracker.sees_object(key, obj))
         with self._lock:
             self._written[key] = obj
@@ -173,17 +181,13 @@ class RecordingCluster:
 
     def note(self, obj: Obj) -> None:
         """Record ``obj`` as read at its version (the CR the reconcile was handed)."""
-        meta = obj.get("metadata") or {}
-        key = _key(obj.get("apiVersion") or "", obj.get("kind") or "", meta.get("namespace"), "")
-        key = (*key[:3], meta.get("name") or "")
+        key = _key_of(obj)
         self._saw(key, obj, self._tracker.sees_object(key, obj))
 
     def as_left(self, obj: Obj) -> Obj:
         """``obj`` as the last write of this reconcile returned it (``obj`` if unwritten)."""
-        meta = obj.get("metadata") or {}
-        key = _key(obj.get("apiVersion") or "", obj.get("kind") or "", meta.get("namespace"), "")
         with self._lock:
-            return self._written.get((*key[:3], meta.get("name") or ""), obj)
+            return self._written.get(_key_of(obj), obj)
 
     def apply(
         self, obj: Obj, *, field_manager: str, method: Method = "apply", force: bool = True
@@ -337,9 +341,8 @@ class ChangeTracker:
         if event not in ("ADDED", "MODIFIED", "DELETED"):
             return
         meta = obj.get("metadata") or {}
-        key = _key(obj.get("apiVersion") or "", obj.get("kind") or "", meta.get("namespace"), "")
         change = _Change(
-            key=(*key[:3], meta.get("name") or ""),
+            key=_key_of(obj),
             version=str(meta.get("resourceVersion") or ""),
             deleted=event == "DELETED",
             labels=dict(meta.get("labels") or {}),
