@@ -342,8 +342,8 @@ def hold(path: str) -> str:
         inf.start()
     for inf in informers:
         inf.wait_for_sync(600)
+    current, peak = _rss_mb()  # before list() below makes copies
     cached = sum(len(inf.list()) for inf in informers)
-    current, peak = _rss_mb()
     for inf in informers:
         inf.stop()
     return f"{cached:,} objects cached: RSS {current:,.0f} MiB, peak {peak:,.0f} MiB"
