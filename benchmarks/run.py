@@ -1,7 +1,9 @@
 """Run every benchmark and print the results as markdown: ``python -m benchmarks.run``.
 
 Run from the repository root. Sections: the machine, render throughput, raw template
-cost per object, in-memory reconciles (with oper8's measured anchor), start-up cost.
+cost per object, in-memory reconciles (with oper8's measured anchor), a fleet of CRs in
+one in-memory cluster (no-op CPU and requests per CR, bytes per cached object), start-up
+cost.
 ``--quick`` uses tiny iteration counts and small bundles (the smoke test runs it: the
 numbers are meaningless, the code paths are the real ones); ``--profile`` appends cProfile
 hot spots; ``--only`` picks sections; ``--cluster`` (opt-in: needs the built test
@@ -21,11 +23,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from benchmarks import bench_import, bench_reconcile, bench_render, hotspots
+from benchmarks import bench_fleet, bench_import, bench_reconcile, bench_render, hotspots
 from benchmarks.bench_reconcile import SCENARIOS, Scenario
 from benchmarks.timing import Row, fmt_time
 
-SECTIONS = ("render", "templates", "reconcile", "startup")
+SECTIONS = ("render", "templates", "reconcile", "fleet", "startup")
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,8 @@ class Settings:
     command_repeat: int = 10
     profile_components: int = 50
     profile_repeat: int = 10
+    #: CRs in one in-memory cluster (``python -m benchmarks.bench_fleet 10000`` for more)
+    fleet_sizes: tuple[int, ...] = (100, 1000)
 
 
 QUICK = Settings(
@@ -59,6 +63,7 @@ QUICK = Settings(
     command_repeat=1,
     profile_components=3,
     profile_repeat=1,
+    fleet_sizes=(3,),
 )
 
 
@@ -160,6 +165,7 @@ def report(settings: Settings, sections: Sequence[str], profile: bool) -> str:
         "render": lambda: _render(settings),
         "templates": lambda: _templates(settings),
         "reconcile": lambda: _reconcile(settings),
+        "fleet": lambda: _fleet(settings),
         "startup": lambda: _startup(settings),
     }
     for name in sections:
@@ -195,6 +201,12 @@ def _reconcile(s: Settings) -> list[str]:
     )
     dag = bench_reconcile.bench_dag(repeat=s.dag_repeat)
     return ["## 2. In-memory reconcile (3 objects per component)\n", table(rows), table(dag)]
+
+
+def _fleet(s: Settings) -> list[str]:
+    results = [bench_fleet.run_fleet(n) for n in s.fleet_sizes]
+    title = "## 2b. A fleet of WebApps in one in-memory cluster (benchmarks.bench_fleet)\n"
+    return [title, *bench_fleet.table(results), ""]
 
 
 def _startup(s: Settings) -> list[str]:

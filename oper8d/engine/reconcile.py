@@ -1,16 +1,19 @@
 """Reconcile one CR: the engine's entry point, used by the runtime manager, the CLI's
 dry run and render, and bundle tests.
 
-Steps: pause check → deletion/finalize → finalizer → inputs (``engine.inputs``: CR
-schema validation with defaults, config merge) → start status → inventory → four-phase
-rollout (``engine.rollout``) → prune (``engine.prune``) → completion status (written
-only when something but a timestamp changed) → requeue decision. Every write to the CR
-happens here, between steps, on the reconcile's own thread; the defaulted spec stays
-in the session, apart from the CR as the server returned it.
+Steps: pause check → deletion/finalize → finalizer and inventory (one write of the CR)
+→ inputs (``engine.inputs``: CR schema validation with defaults, config merge) → start
+status → four-phase rollout (``engine.rollout``) → prune (``engine.prune``) → completion
+status (written only when something but a timestamp changed) → requeue decision. Every
+write to the CR happens here, between steps, on the reconcile's own thread; the defaulted
+spec stays in the session, apart from the CR as the server returned it. With a
+``ChangeTracker`` (``engine.fingerprint``) a CR whose inputs did not change since its last
+stable reconcile is skipped before any of this.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 import uuid
 from collections.abc import Callable
@@ -29,6 +32,7 @@ from oper8d.engine.deploy import (
     component_of,
     inventory_of,
 )
+from oper8d.engine.fingerprint import ChangeTracker, bundle_digest, cr_fingerprint
 from oper8d.engine.inputs import CrInputs, read_config_maps, resolve_inputs
 from oper8d.engine.kubecheck import KindWarnings
 from oper8d.engine.missing import SchemaSource
@@ -55,6 +59,10 @@ class ReconcileResult:
     paused: bool = False
     finalized: bool = False
     status_written: bool = False
+    #: the CR is Ready at its generation and version with nothing left to do
+    stable: bool = False
+    #: nothing it depends on changed since its last stable reconcile: nothing was done
+    skipped: bool = False
     #: internal name -> the object as applied, in the order the rollout applied them
     applied: dict[str, Obj] = field(default_factory=dict)
 
@@ -75,6 +83,9 @@ class ReconcilerOptions:
     #: Kubernetes' schemas every rendered object is checked against before apply
     #: (default: the shipped built-in kinds; the CLI and runtime add the bundle's CRDs)
     schemas: KubeSchemas | None = None
+    #: skip CRs whose inputs did not change since their last stable reconcile
+    #: (``engine.fingerprint``; None: every reconcile runs in full)
+    changes: ChangeTracker | None = None
 
 
 class Reconciler:
@@ -96,6 +107,7 @@ class Reconciler:
         self._applied = AppliedMemory()
         self._schemas = self.options.schemas or KubeSchemas.builtin()
         self._kind_warnings = KindWarnings()
+        self._digest = bundle_digest(bundle) if self.options.changes is not None else ""
 
     # -- entry ---------------------------------------------------------------------------
     def reconcile(self, namespace: str | None, name: str) -> ReconcileResult:
@@ -111,14 +123,41 @@ class Reconciler:
         meta = cr["metadata"]
         if meta.get("deletionTimestamp"):
             return self._finalize(cr)
+        changes = self.options.changes
+        if changes is None:
+            return self._reconcile_live(cr)
+        uid = str(meta.get("uid") or "")
+        fingerprint = cr_fingerprint(cr, self._digest)
+        if changes.unchanged(uid, fingerprint):
+            return ReconcileResult(
+                requeue_after=self.controller.requeue.after_success,
+                status=cr.get("status"),
+                stable=True,
+                skipped=True,
+            )
+        recorder = changes.begin(self.cluster)
+        stable = False
+        try:
+            # this reconcile's reads and writes go through the recorder; the copy shares
+            # everything else (the applied memory, the options) with this reconciler
+            recording = copy.copy(self)
+            recording.cluster = recorder
+            result = recording._reconcile_live(cr)
+            stable = result.stable
+            # what the next reconcile will be handed: the CR with our finalizer/inventory,
+            # at a version any later change of it (its status too) moves past
+            left = recorder.as_left(cr)
+            recorder.note(left)
+            fingerprint = cr_fingerprint(left, self._digest)
+            return result
+        finally:
+            changes.finish(uid, recorder, fingerprint, stable)
+
+    def _reconcile_live(self, cr: Obj) -> ReconcileResult:
+        meta = cr["metadata"]
         requeue = self.controller.requeue
         try:
-            if self.controller.finalize.enabled and self.controller.finalizer not in (
-                meta.get("finalizers") or []
-            ):
-                cr = self._update_cr(
-                    cr, lambda m: m.setdefault("finalizers", []).append(self.controller.finalizer)
-                )
+            cr = self._prepare_cr(cr)
             inputs = self._inputs(cr)
         except ReconcileError as err:
             failed = st.error_status(cr.get("status") or {}, err, **self._g(cr))
@@ -138,11 +177,10 @@ class Reconciler:
 
     # -- the rollout ---------------------------------------------------------------------
     def _rollout(self, cr: Obj, inputs: CrInputs) -> ReconcileResult:
-        """Start status → inventory → TemporaryPatches → the four phases → prune →
+        """Start status → TemporaryPatches → the four phases → prune →
         completion status. The CR is written only between these steps, on this thread."""
         session = self._session(cr, inputs)
         start, wrote = self._start(session)
-        self._record_inventory(session)
         deployer = self._deployer(session.cr)
         try:
             patches = temporary_patch_refs(self.cluster, self.controller, session.cr)
@@ -207,26 +245,36 @@ class Reconciler:
             replace_on_invalid=self.options.replace_on_invalid,
         )
 
-    def _record_inventory(self, session: Session) -> None:
-        """Record in the CR's inventory annotation every kind this rollout may create: the
-        kinds the bundle declares (literally or in ``kinds:``; nothing else passes
-        ``engine.declared``).
+    def _prepare_cr(self, cr: Obj) -> Obj:
+        """One write of the CR's metadata for all it lacks: our finalizer (when the
+        controller finalizes) and, in the inventory annotation, every kind a rollout may
+        create (the kinds the bundle declares, literally or in ``kinds:``; nothing else
+        passes ``engine.declared``).
 
         The one place the inventory is written, before anything is applied: pruning and
         finalization find a CR's objects only by listing the inventory's kinds, so a kind
         must be recorded before the first object of it exists. The rollout creates
         nothing of an unrecorded kind (``DeployManager.require_recorded`` guards it), so an
         operator killed at any point leaves no object that a later prune could not find."""
+        finalizer = self.controller.finalizer
+        add_finalizer = self.controller.finalize.enabled and finalizer not in (
+            cr["metadata"].get("finalizers") or []
+        )
         kinds = {f"{a}/{k}" for a, k in self.controller.deployed_kinds()}
-        if kinds <= set(inventory_of(session.cr)):
-            return
+        add_kinds = not kinds <= set(inventory_of(cr))
+        if not add_finalizer and not add_kinds:
+            return cr
 
-        def record(meta: dict[str, Any]) -> None:
-            # merged with what the live CR names: a kind once recorded is never dropped
-            recorded = set(inventory_of({"metadata": meta})) | kinds
-            meta.setdefault("annotations", {})[INVENTORY_ANNOTATION] = ",".join(sorted(recorded))
+        def change(meta: dict[str, Any]) -> None:
+            if add_finalizer and finalizer not in (meta.get("finalizers") or []):
+                meta.setdefault("finalizers", []).append(finalizer)
+            if add_kinds:
+                # merged with what the live CR names: a kind once recorded is never dropped
+                recorded = set(inventory_of({"metadata": meta})) | kinds
+                annotations = meta.setdefault("annotations", {})
+                annotations[INVENTORY_ANNOTATION] = ",".join(sorted(recorded))
 
-        session.cr = self._update_cr(session.cr, record)
+        return self._update_cr(cr, change)
 
     def _prune(self, result: RolloutResult, deployer: DeployManager) -> None:
         """Delete the owned objects the prune rule (``engine.prune``) says must go."""
@@ -280,8 +328,10 @@ class Reconciler:
             after = requeue.after_success
         else:
             after = requeue.while_waiting
+        stable = summary.first_error is None and not held and st.is_stable(final, version)
         return ReconcileResult(
             requeue_after=after,
+            stable=stable,
             status=final,
             rollout=result,
             error=summary.first_error,
@@ -299,6 +349,8 @@ class Reconciler:
     def _finalize(self, cr: Obj) -> ReconcileResult:
         fin = self.controller.finalize
         finalizers = cr["metadata"].get("finalizers") or []
+        if self.options.changes is not None:
+            self.options.changes.forget(str(cr["metadata"].get("uid") or ""))
         if self.controller.finalizer not in finalizers:
             return ReconcileResult(requeue_after=None, finalized=True)
         deployer = DeployManager(self.cluster, cr, field_manager=self.options.field_manager)

@@ -5,6 +5,15 @@ Created by the manager. Keys are ``(namespace, name)`` of CRs. An event on an ow
 enqueues the CR that owns it (owner reference, or the ``oper8d.io/owner-uid`` label), so a
 Deployment becoming available wakes its CR at once instead of at the next requeue.
 
+With a ``ChangeTracker`` (``engine.fingerprint``, shared with the reconciler), every event
+of the informers is handed to it before the CR is queued, so a reconcile of a CR whose
+inputs did not change is skipped, and one whose owned objects drifted is not.
+
+A CR waiting for its objects to become ready is requeued after the bundle's
+``whileWaiting``, doubled at each consecutive wait up to ``max_wait_requeue``: the owned
+objects' events wake it the moment one changes, so the timed requeue is only a safety net
+(for readiness no watched object reports) and need not poll.
+
 What it needs of its collaborators is declared here as protocols (``EventSource``,
 ``CrSource``, ``Reconciles``), so it runs over fakes in the unit tests; time comes from
 the injected clock.
@@ -21,6 +30,7 @@ from typing import Protocol, cast
 from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.base import ClusterReader
+from oper8d.engine.fingerprint import ChangeTracker
 from oper8d.engine.reconcile import ReconcileResult
 from oper8d.errors import ReconcileError
 from oper8d.logs import cr_key, new_reconcile_id, reconcile_context
@@ -52,6 +62,15 @@ class CrSource(EventSource, Protocol):
     def by_uid(self, uid: str) -> Obj | None: ...
 
 
+class ScopedSource(Protocol):
+    """What a ``ChangeTracker`` needs to know of an informer: which objects it sees."""
+
+    api_version: str
+    kind: str
+    namespace: str | None
+    label_selector: str | None
+
+
 class Reconciles(Protocol):
     """Reconciles one CR (``engine.reconcile.Reconciler``)."""
 
@@ -73,19 +92,37 @@ class ControllerRuntime:
     metrics: Metrics
     events: EventRecorder | None = None
     clock: Clock = field(default_factory=SystemClock)
+    #: fed every event of the informers (the reconciler's ``ReconcilerOptions.changes``);
+    #: the informers must then be ``ScopedSource``s too
+    changes: ChangeTracker | None = None
+    #: the longest a waiting CR's timed requeue backs off to (seconds)
+    max_wait_requeue: float = 300.0
 
     def __post_init__(self) -> None:
         self._workers: list[threading.Thread] = []
+        #: consecutive reconciles of a key that ended waiting for readiness
+        self._waits: dict[Hashable, int] = {}
         self._in_flight = 0
         self._idle = threading.Condition()
         for inf in self.cr_informers:
             inf.add_handler(self._on_cr_event)
         for owned in self.owned_informers:
             owned.add_handler(self._on_owned_event)
+        if self.changes is not None:
+            sources: list[EventSource] = [*self.cr_informers, *self.owned_informers]
+            for source in sources:
+                scoped = cast(ScopedSource, source)
+                self.changes.watch(
+                    scoped.api_version, scoped.kind, scoped.namespace, scoped.label_selector
+                )
 
     # -- event handlers ------------------------------------------------------------------
     def _on_cr_event(self, event: str, obj: Obj, old: Obj | None) -> None:
+        if self.changes is not None:  # before the CR is queued: its reconcile must know
+            self.changes.observe(event, obj, old)
         if event == "DELETED":
+            if self.changes is not None:
+                self.changes.forget(str(obj["metadata"].get("uid") or ""))
             return
         if is_paused(obj):
             return
@@ -95,6 +132,8 @@ class ControllerRuntime:
         self.queue.add((meta.get("namespace"), meta["name"]))
 
     def _on_owned_event(self, event: str, obj: Obj, old: Obj | None) -> None:
+        if self.changes is not None:
+            self.changes.observe(event, obj, old)
         key = self._owner_key(obj)
         if key is not None:
             self.queue.add(key)
@@ -162,6 +201,7 @@ class ControllerRuntime:
         before = self.cluster.get(kind.api_version, kind.kind, name, namespace)
         if before is None:  # deleted (and finalized) since it was queued
             self.queue.forget(key)
+            self._waits.pop(key, None)
             return
         try:
             # the CR just read is the one reconciled: one cache read, not two
@@ -191,9 +231,14 @@ class ControllerRuntime:
         else:
             self.queue.forget(key)
             if result.requeue_after is not None:
-                self.queue.add_after(key, result.requeue_after)
+                self.queue.add_after(key, self._requeue_delay(key, result))
+            else:
+                self._waits.pop(key, None)
         if self.events is not None and before is not None and result.status is not None:
             self.events.record_transition(before, before.get("status") or {}, result.status)
+        if result.skipped:  # a resync of an unchanged CR: not worth a line per CR
+            log.debug("reconcile of %s/%s skipped: nothing changed", key[0], key[1])  # type: ignore[index]
+            return
         log.info(
             "reconciled %s/%s: %s%s",
             key[0],  # type: ignore[index]
@@ -201,6 +246,20 @@ class ControllerRuntime:
             outcome,
             f" ({err})" if err is not None else "",
         )
+
+    def _requeue_delay(self, key: Hashable, result: ReconcileResult) -> float:
+        """``result.requeue_after``, or for a CR still waiting for readiness the backed-off
+        wait (see the module docstring)."""
+        after = cast(float, result.requeue_after)
+        waiting = (
+            result.error is None and not result.stable and result.rollout is not None and after > 0
+        )
+        if not waiting:
+            self._waits.pop(key, None)
+            return after
+        n = self._waits.get(key, 0)
+        self._waits[key] = n + 1
+        return min(after * 2.0 ** min(n, 32), max(after, self.max_wait_requeue))
 
     def _record_error(self, cr: Obj | None, err: BaseException) -> None:
         if self.events is not None and cr is not None:

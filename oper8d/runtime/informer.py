@@ -21,7 +21,11 @@ two threads:
   A relist is diffed against what handlers were last told, so after a gap they get
   ADDED / MODIFIED / DELETED for exactly what changed (nothing for unchanged objects).
 
-Reads (``get``, ``list``, ``by_owner``, ...) return deep copies. ``observe_write`` puts an
+Every object is passed through ``transform`` (default ``runtime.store.drop_unread``: no
+managedFields, no last-applied annotation) on the reader thread before it is stored or
+handed to handlers, as controller-runtime's cache transforms do; memory per cached object
+is what bounds a replica's fleet. Reads (``get``, ``list``, ``by_owner``, ...) return deep
+copies. ``observe_write`` puts an
 object we just wrote into the store when it is newer than the stored one, so the next
 reconcile reads its own writes before the watch event arrives; it calls no handler (the
 watch event is dispatched as usual, with ``old`` being what handlers saw last, so
@@ -50,7 +54,14 @@ from oper8d.cluster.selectors import as_selector
 from oper8d.errors import ClusterError
 from oper8d.objects import Obj
 from oper8d.runtime.hashing import ShardSlice
-from oper8d.runtime.store import ObjectStore, copy_obj, key_of, newer, resource_version
+from oper8d.runtime.store import (
+    ObjectStore,
+    copy_obj,
+    drop_unread,
+    key_of,
+    newer,
+    resource_version,
+)
 
 __all__ = ["Handler", "Informer", "ListWatch", "WatchStream"]
 
@@ -133,6 +144,7 @@ class Informer:
     between retries (default: a wait that ``stop()`` interrupts); ``clock`` times the
     resyncs. ``first_watch_from`` is a test hook: the first watch after the first list
     starts from this resourceVersion instead of the list's (a stale one forces a relist).
+    ``transform`` is applied to every object received (None: keep objects whole).
     """
 
     def __init__(
@@ -151,6 +163,7 @@ class Informer:
         sleep: Callable[[float], Any] | None = None,
         first_watch_from: str | None = None,
         shard: ShardSlice | None = None,
+        transform: Callable[[Obj], Obj] | None = drop_unread,
     ):
         if resync_period is not None and not resync_period > 0:
             raise ValueError(f"resync_period must be > 0 seconds or None, got {resync_period!r}")
@@ -170,6 +183,7 @@ class Informer:
         self._first_watch_from = first_watch_from
         self._shard = shard
         self._relist = False
+        self._transform = transform or (lambda obj: obj)
 
         self._lock = threading.Lock()
         self._store = ObjectStore()  # what reads see (includes observed writes)
@@ -313,7 +327,7 @@ class Informer:
             if stored is not None and newer(obj, stored) is False:
                 return  # the store already has this state or a later one
             if self._selector.matches(meta.get("labels")):
-                self._store.put(key, copy_obj(obj))
+                self._store.put(key, self._transform(copy_obj(obj)))
             elif stored is not None:
                 self._store.remove(key)
 
@@ -333,7 +347,7 @@ class Informer:
                         self.label_selector,
                         **self._shard_query(),
                     )
-                    items = [obj for obj in items if self._in_shard(obj)]
+                    items = [self._transform(o) for o in items if self._in_shard(o)]
                     self._events.put(_Replace(items, version))
                     self._version, self._failures, from_fresh_list = version, 0, True
                     if first_watch_from is not None:
@@ -379,7 +393,7 @@ class Informer:
                 kind, obj = event.get("type"), event.get("object") or {}
                 if kind in ("ADDED", "MODIFIED", "DELETED"):
                     if self._in_shard(obj):
-                        self._events.put(_Change(kind, obj))
+                        self._events.put(_Change(kind, self._transform(obj)))
                 elif kind != "BOOKMARK":
                     log.debug("%s: ignoring a %s watch event", self._describe(), kind)
                     continue

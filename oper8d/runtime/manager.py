@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from oper8d.bundle.model import Bundle
+from oper8d.engine.fingerprint import ChangeTracker
 from oper8d.engine.reconcile import Reconciler, ReconcilerOptions
 from oper8d.errors import ClusterError
 from oper8d.objects import OWNER_LABEL
@@ -174,6 +175,7 @@ class Manager:
             plan.append((spec, cr_infs, owned))
         self.cache = CachedCluster(self.api, {k: v[0] for k, v in by_kind.items()})
         for spec, cr_infs, owned in plan:
+            changes = ChangeTracker(clock=opts.clock)  # skips unchanged CRs (engine.fingerprint)
             reconciler = Reconciler(
                 self.bundle,
                 spec,
@@ -184,6 +186,7 @@ class Manager:
                     clock=opts.clock,
                     operator_version=self.bundle.operator_version,
                     replace_on_invalid=opts.replace_on_invalid,
+                    changes=changes,
                 ),
             )
             queue = WorkQueue(clock=opts.clock, observer=self.metrics.queue_observer(spec.name))
@@ -203,6 +206,7 @@ class Manager:
                     if opts.events
                     else None,
                     clock=opts.clock,
+                    changes=changes,
                 )
             )
         self._temporary_patches()

@@ -6,6 +6,9 @@ informer events, requeue decisions and retries) and its worker threads take them
 - a key is queued at most once, however often it is added (``add``);
 - a key is never handed to two workers at once: one added while it is being processed is
   marked dirty and queued again when its worker calls ``done``;
+- fair: ready keys are taken in the order they were queued, and a key added again while
+  processed goes to the back, so a CR whose events never stop is reconciled at most once
+  per pass over the other queued CRs (tests/unit/test_runtime_queue_fairness.py);
 - ``add_after`` queues a key after a delay (the earliest pending delay wins);
 - ``add_rate_limited`` queues a key after its own exponential backoff (``base_delay * 2**n``
   after ``n`` failures, capped at ``max_delay``) or the overall token bucket's delay

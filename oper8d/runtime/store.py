@@ -5,6 +5,11 @@
 ownerReference uid. It is not locked: its informer locks around it. ``copy_obj``,
 ``key_of``, ``resource_version`` and ``newer`` are used by the informer and the cache.
 
+``drop_unread`` is the informers' default transform, as controller-runtime's cache
+transforms do: it drops from every cached object what no reader of the cache uses
+(``metadata.managedFields``, kubectl's last-applied annotation), about a third of a typical
+object's memory (``benchmarks.bench_fleet`` measures it).
+
 It sits below both ``runtime.informer`` and ``runtime.cache`` so that neither imports
 the other.
 """
@@ -16,7 +21,18 @@ from typing import Any
 
 from oper8d.objects import OWNER_LABEL, Obj
 
-__all__ = ["Key", "ObjectStore", "copy_obj", "key_of", "newer", "resource_version"]
+__all__ = [
+    "Key",
+    "ObjectStore",
+    "copy_obj",
+    "drop_unread",
+    "key_of",
+    "newer",
+    "resource_version",
+]
+
+#: kubectl's copy of what it last applied: a second copy of the object, never read here
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 #: (namespace, name); the namespace is "" for cluster-scoped objects
 Key = tuple[str, str]
@@ -30,6 +46,22 @@ def copy_obj(value: Any) -> Any:
     if isinstance(value, list):
         return [copy_obj(v) for v in value]
     return value
+
+
+def drop_unread(obj: Obj) -> Obj:
+    """``obj`` (changed in place) without what the engine never reads of a cached object:
+    ``metadata.managedFields`` (server-side apply computes ownership on the server; the
+    engine's skip-unchanged compares its own hash annotation) and kubectl's
+    last-applied-configuration annotation."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+        annotations = meta.get("annotations")
+        if isinstance(annotations, dict) and LAST_APPLIED in annotations:
+            del annotations[LAST_APPLIED]
+            if not annotations:
+                del meta["annotations"]
+    return obj
 
 
 def key_of(obj: Obj) -> Key:

@@ -21,11 +21,12 @@ _REPO_ROOT = str(Path(__file__).resolve().parents[2])
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-from benchmarks import bench_reconcile, bench_render, compare, run  # noqa: E402
+from benchmarks import bench_fleet, bench_reconcile, bench_render, compare, run  # noqa: E402
 from benchmarks.bench_import import parse_importtime  # noqa: E402
 from benchmarks.gen import OBJECTS_PER_COMPONENT, write_bundle  # noqa: E402
 from benchmarks.timing import Samples, sample, sample_per_op  # noqa: E402
 from oper8d.bundle import load_bundle  # noqa: E402
+from oper8d.cluster.memory import MUTATING_VERBS  # noqa: E402
 from oper8d.offline import controller_for  # noqa: E402
 
 
@@ -121,6 +122,7 @@ def test_quick_run_prints_every_section_and_no_kubernetes_import(
         "## 1. Render throughput",
         "### Template render cost per object",
         "## 2. In-memory reconcile",
+        "## 2b. A fleet of WebApps",
         "## 3. Start-up",
         "## Hot spots (cProfile)",
     ):
@@ -129,6 +131,20 @@ def test_quick_run_prints_every_section_and_no_kubernetes_import(
     assert "- after oper8d validate: no" in out
     assert "- after oper8d render: no" in out
     assert "oper8d validate examples/operators/stateful" in out
+
+
+def test_the_fleet_benchmark_reports_what_the_scale_targets_are_about() -> None:
+    result = bench_fleet.run_fleet(3)
+
+    # every CR of the no-op pass skipped, with no request at all
+    assert result.skipped == 3
+    assert sum(result.noop_requests_per_cr.values()) == 0
+    # the first rollout writes each object once, the CR once, its status twice
+    writes = sum(n for v, n in result.rollout_requests_per_cr.items() if v in MUTATING_VERBS)
+    assert writes <= result.objects_per_cr + 3
+    # without the shortcut the same pass reads everything again
+    assert sum(result.noop_full_requests_per_cr.values()) > 0
+    assert 0 < result.bytes_cached < result.bytes_whole
 
 
 def test_a_comparison_of_a_checkout_with_itself_has_a_row_per_operation() -> None:

@@ -15,6 +15,7 @@ from oper8d.clock import FakeClock
 from oper8d.cluster.base import Obj
 from oper8d.engine.deploy import OWNER_LABEL
 from oper8d.runtime.informer import Informer
+from oper8d.runtime.store import LAST_APPLIED
 
 
 class Heard:
@@ -168,3 +169,60 @@ def test_a_sharded_informer_holds_its_slice_even_when_the_server_ignores_the_sel
         ["DELETED"] * len(inside) + ["ADDED"] * (len(namespaces) - len(inside))
     )
     assert {o["metadata"]["namespace"] for o in informer.list()} == set(namespaces) - set(inside)
+
+
+class ServerShaped:
+    """A ListWatch serving objects as a real API server does, with managedFields: one
+    listed ConfigMap, then one ADDED by the watch."""
+
+    def __init__(self) -> None:
+        self.closed = threading.Event()
+
+    @staticmethod
+    def obj(name: str, rv: str) -> Obj:
+        cm = configmap(name)
+        cm["metadata"].update(
+            resourceVersion=rv,
+            managedFields=[{"manager": "kubectl", "operation": "Apply", "fieldsV1": {}}],
+            annotations={LAST_APPLIED: '{"kind": "ConfigMap"}', "keep": "me"},
+        )
+        return cm
+
+    def list_with_version(self, *args: Any, **kwargs: Any) -> tuple[list[Obj], str]:
+        return [self.obj("listed", "1")], "1"
+
+    def watch(self, *args: Any, **kwargs: Any) -> Any:
+        outer = self
+
+        class Stream:
+            def __iter__(self) -> Iterator[dict[str, Any]]:
+                yield {"type": "ADDED", "object": outer.obj("watched", "2")}
+                outer.closed.wait(STUCK)
+
+            def close(self) -> None:
+                outer.closed.set()
+
+        return Stream()
+
+
+@pytest.mark.parametrize("transform", ["default", None])
+def test_the_cache_keeps_no_managed_fields_nor_kubectls_last_applied_copy(
+    transform: str | None,
+) -> None:
+    options: dict[str, Any] = {} if transform == "default" else {"transform": None}
+    informer = Informer(ServerShaped(), "v1", "ConfigMap", **options)
+    heard = Heard()
+    informer.add_handler(heard)
+    informer.start()
+    try:
+        heard.wait_for(2)
+        informer.observe_write(ServerShaped.obj("written", "3"))
+        for name in ("listed", "watched", "written"):
+            meta = informer.get(name, "a")["metadata"]  # type: ignore[index]
+            if transform is None:  # kept whole when asked
+                assert meta["managedFields"] and LAST_APPLIED in meta["annotations"]
+            else:
+                assert "managedFields" not in meta
+                assert meta["annotations"] == {"keep": "me"}
+    finally:
+        assert informer.stop()

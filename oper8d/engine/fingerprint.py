@@ -1,0 +1,415 @@
+"""Skip reconciles that cannot change anything: the steady state of a big fleet.
+
+A reconcile's result depends on the CR (uid, generation, spec, labels, annotations,
+finalizers), the bundle (its digest) and what the reconcile read from the cluster: the
+config ConfigMaps, lookup()/live() results and the owned objects it listed or applied.
+``ChangeTracker`` remembers, per CR, the fingerprint of the first two and the
+resourceVersion of everything the third touched (``RecordingCluster`` records every
+read and write of one reconcile) after a successful reconcile that left the CR stable.
+While nothing of that changed, ``Reconciler`` skips the CR: no render, no request.
+
+It learns of changes from a feed of watch events (``observe``): the runtime's informers,
+or ``MemoryCluster.watch``. An event on an object the reconcile read (newer than the
+version it saw), or on a new object matching a selector it listed, forgets the CR's
+record, so the next reconcile runs in full. Events that arrive while a CR is being
+reconciled are replayed against the record before it is kept, so a change made during
+the reconcile is not lost. A reconcile reading something the feed does not see (a kind
+without an informer, an object outside the informer's label selector) keeps no record:
+that CR is always reconciled in full.
+
+Watch events can be lost (a watch that ended while objects changed is relisted and
+diffed, but an informer can still lag); so a record also expires ``recheck_after``
+seconds after the reconcile that made it (default one hour: every sixth informer resync
+at the default 10-minute period runs the CR in full, the others are free).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from oper8d.bundle.model import Bundle
+from oper8d.clock import Clock, SystemClock
+from oper8d.cluster.base import Cluster, Method, Propagation
+from oper8d.cluster.selectors import Selector, as_selector
+from oper8d.kinds import group_of
+from oper8d.objects import Obj
+
+__all__ = ["ChangeTracker", "RecordingCluster", "bundle_digest", "cr_fingerprint"]
+
+#: (group, kind, namespace or "", name)
+ObjKey = tuple[str, str, str, str]
+
+
+def bundle_digest(bundle: Bundle) -> str:
+    """sha256 of every file of the bundle (path and bytes) and its operator version: a
+    new bundle, even one changing only a template, has a new digest."""
+    h = hashlib.sha256(str(bundle.operator_version).encode())
+    root = Path(bundle.root)
+    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+    for path in files:
+        h.update(str(path.relative_to(root) if path != root else path.name).encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def cr_fingerprint(cr: Obj, digest: str) -> str:
+    """What of the CR and the bundle a reconcile depends on (status, resourceVersion and
+    managedFields excluded: the status is ours, the others change with it)."""
+    meta = cr.get("metadata") or {}
+    data = {
+        "uid": meta.get("uid"),
+        "generation": meta.get("generation"),
+        "labels": meta.get("labels"),
+        "annotations": meta.get("annotations"),
+        "finalizers": meta.get("finalizers"),
+        "spec": cr.get("spec"),
+        "bundle": digest,
+    }
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _key(api_version: str, kind: str, namespace: str | None, name: str) -> ObjKey:
+    return (group_of(api_version), kind, namespace or "", name)
+
+
+def _key_of(obj: Obj) -> ObjKey:
+    meta = obj.get("metadata") or {}
+    return _key(
+        obj.get("apiVersion") or "",
+        obj.get("kind") or "",
+        meta.get("namespace"),
+        meta.get("name") or "",
+    )
+
+
+def _rv(obj: Obj | None) -> str | None:
+    if obj is None:
+        return None
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+@dataclass(frozen=True)
+class _List:
+    group: str
+    kind: str
+    #: None: all namespaces
+    namespace: str | None
+    selector: Selector
+
+
+@dataclass
+class _Reads:
+    """What one reconcile touched: object versions (None: absent) and lists."""
+
+    objects: dict[ObjKey, str | None] = field(default_factory=dict)
+    lists: list[_List] = field(default_factory=list)
+    #: False once something was read that the change feed does not see
+    covered: bool = True
+
+
+@dataclass(frozen=True)
+class _Change:
+    key: ObjKey
+    version: str
+    deleted: bool
+    labels: dict[str, str]
+
+
+@dataclass
+class _Record:
+    fingerprint: str
+    reads: _Reads
+    at: float
+
+
+class RecordingCluster:
+    """A ``Cluster`` for one reconcile: passes everything through and records what was
+    read and written (for ``ChangeTracker``)."""
+
+    def __init__(self, cluster: Cluster, tracker: ChangeTracker):
+        self.cluster = cluster
+        self.reads = _Reads()
+        #: the last object each write returned (the CR as this reconcile leaves it)
+        self._written: dict[ObjKey, Obj] = {}
+        self._tracker = tracker
+        self._lock = threading.Lock()  # the rollout reads from several threads
+
+    def _saw(self, key: ObjKey, obj: Obj | None, covered: bool) -> None:
+        with self._lock:
+            self.reads.objects[key] = _rv(obj)
+            self.reads.covered = self.reads.covered and covered
+
+    def get(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> Obj | None:
+        obj = self.cluster.get(api_version, kind, name, namespace)
+        key = _key(api_version, kind, namespace, name)
+        self._saw(key, obj, self._tracker.sees_object(key, obj))
+        return obj
+
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> list[Obj]:
+        objs = self.cluster.list(api_version, kind, namespace, label_selector)
+        listed = _List(group_of(api_version), kind, namespace, as_selector(label_selector))
+        with self._lock:
+            self.reads.lists.append(listed)
+            self.reads.covered = self.reads.covered and self._tracker.sees_list(listed)
+            for obj in objs:
+                meta = obj.get("metadata") or {}
+                key = _key(api_version, kind, meta.get("namespace"), meta.get("name") or "")
+                self.reads.objects[key] = _rv(obj)
+        return objs
+
+    def _wrote(self, obj: Obj) -> Obj:
+        key = _key_of(obj)
+        self._saw(key, obj, self._tracker.sees_object(key, obj))
+        with self._lock:
+            self._written[key] = obj
+        return obj
+
+    def note(self, obj: Obj) -> None:
+        """Record ``obj`` as read at its version (the CR the reconcile was handed)."""
+        key = _key_of(obj)
+        self._saw(key, obj, self._tracker.sees_object(key, obj))
+
+    def as_left(self, obj: Obj) -> Obj:
+        """``obj`` as the last write of this reconcile returned it (``obj`` if unwritten)."""
+        with self._lock:
+            return self._written.get(_key_of(obj), obj)
+
+    def apply(
+        self, obj: Obj, *, field_manager: str, method: Method = "apply", force: bool = True
+    ) -> Obj:
+        return self._wrote(
+            self.cluster.apply(obj, field_manager=field_manager, method=method, force=force)
+        )
+
+    def update(self, obj: Obj) -> Obj:
+        return self._wrote(self.cluster.update(obj))
+
+    def update_status(self, obj: Obj) -> Obj:
+        return self._wrote(self.cluster.update_status(obj))
+
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation: Propagation = "Background",
+    ) -> bool:
+        gone = self.cluster.delete(api_version, kind, name, namespace, propagation=propagation)
+        key = _key(api_version, kind, namespace, name)
+        # absent from now on: its DELETED event is expected, any other change is news
+        self._saw(key, None, covered=True)
+        return gone
+
+    def __getattr__(self, name: str) -> Any:
+        # anything else the wrapped cluster offers (create, resource, ...), unrecorded:
+        # an object created here is read (and recorded) before a rollout depends on it
+        return getattr(self.cluster, name)
+
+
+class ChangeTracker:
+    """Which CRs are known unchanged since their last stable reconcile (see the module
+    docstring). Thread-safe: reconciles run on several workers, events on the informers'
+    threads."""
+
+    def __init__(
+        self,
+        *,
+        clock: Clock | None = None,
+        recheck_after: float | None = 3600.0,
+        sees_everything: bool = False,
+    ):
+        self.clock = clock or SystemClock()
+        self.recheck_after = recheck_after
+        self._everything = sees_everything
+        self._scopes: dict[tuple[str, str], list[tuple[str | None, Selector]]] = {}
+        self._lock = threading.Lock()
+        self._records: dict[str, _Record] = {}
+        self._by_object: dict[ObjKey, set[str]] = {}
+        #: lists by (group, kind, label, value) of one ``label=value`` of their selector
+        self._by_list: dict[tuple[str, str, str, str], set[str]] = {}
+        self._in_flight: dict[int, list[_Change]] = {}
+        #: how many reconciles were skipped (for benchmarks and metrics)
+        self.skipped = 0
+
+    # -- what the feed covers ------------------------------------------------------------
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> None:
+        """Declare that ``observe`` is called for every change of these objects."""
+        scopes = self._scopes.setdefault((group_of(api_version), kind), [])
+        scopes.append((namespace, as_selector(label_selector)))
+
+    def sees_object(self, key: ObjKey, obj: Obj | None) -> bool:
+        if self._everything:
+            return True
+        labels = ((obj or {}).get("metadata") or {}).get("labels") or {}
+        for namespace, selector in self._scopes.get(key[:2], ()):
+            if namespace is not None and namespace != key[2]:
+                continue
+            if selector.empty or (obj is not None and selector.matches(labels)):
+                return True
+        return False
+
+    def sees_list(self, listed: _List) -> bool:
+        if self._everything:
+            return True
+        wanted = set(listed.selector.requirements)
+        pinned = {r.key for r in wanted if r.operator == "In"}
+        for namespace, selector in self._scopes.get((listed.group, listed.kind), ()):
+            if namespace is not None and namespace != listed.namespace:
+                continue
+            if all(
+                r in wanted or (r.operator == "Exists" and r.key in pinned)
+                for r in selector.requirements
+            ):
+                return True
+        return False
+
+    # -- reconciles ----------------------------------------------------------------------
+    def unchanged(self, uid: str, fingerprint: str) -> bool:
+        """True when the CR's last stable reconcile had this fingerprint and nothing it
+        read changed since (and the record has not expired)."""
+        with self._lock:
+            record = self._records.get(uid)
+            if record is None or record.fingerprint != fingerprint:
+                return False
+            if (
+                self.recheck_after is not None
+                and self.clock.monotonic() - record.at >= self.recheck_after
+            ):
+                self._drop(uid)
+                return False
+            self.skipped += 1
+            return True
+
+    def begin(self, cluster: Cluster) -> RecordingCluster:
+        """A recorder for one reconcile; events from now on are kept for ``finish``."""
+        recorder = RecordingCluster(cluster, self)
+        with self._lock:
+            self._in_flight[id(recorder)] = []
+        return recorder
+
+    def finish(self, uid: str, recorder: RecordingCluster, fingerprint: str, stable: bool) -> None:
+        """Keep the record of a reconcile that left the CR stable and read only what the
+        feed sees, unless something it read changed while it ran."""
+        with self._lock:
+            changes = self._in_flight.pop(id(recorder), [])
+            self._drop(uid)
+            reads = recorder.reads
+            if not stable or not reads.covered:
+                return
+            if any(_affects(reads, ch) for ch in changes):
+                return
+            self._records[uid] = _Record(fingerprint, reads, self.clock.monotonic())
+            for key in reads.objects:
+                self._by_object.setdefault(key, set()).add(uid)
+            for listed in reads.lists:
+                self._by_list.setdefault(_list_index(listed), set()).add(uid)
+
+    def forget(self, uid: str) -> None:
+        with self._lock:
+            self._drop(uid)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    # -- the feed ------------------------------------------------------------------------
+    def observe(self, event: str, obj: Obj, old: Obj | None = None) -> None:
+        """A watch event (``ADDED``/``MODIFIED``/``DELETED``; ``RESYNC`` changes nothing).
+        Signature of both ``MemoryCluster.watch`` and ``runtime.informer`` handlers."""
+        if event not in ("ADDED", "MODIFIED", "DELETED"):
+            return
+        meta = obj.get("metadata") or {}
+        change = _Change(
+            key=_key_of(obj),
+            version=str(meta.get("resourceVersion") or ""),
+            deleted=event == "DELETED",
+            labels=dict(meta.get("labels") or {}),
+        )
+        with self._lock:
+            for pending in self._in_flight.values():
+                pending.append(change)
+            candidates = set(self._by_object.get(change.key, ()))
+            group, kind = change.key[:2]
+            candidates |= self._by_list.get((group, kind, "", ""), set())
+            for label, value in change.labels.items():
+                candidates |= self._by_list.get((group, kind, label, value), set())
+            for uid in candidates:
+                record = self._records.get(uid)
+                if record is not None and _affects(record.reads, change):
+                    self._drop(uid)
+
+    def _drop(self, uid: str) -> None:
+        record = self._records.pop(uid, None)
+        if record is None:
+            return
+        for key in record.reads.objects:
+            _discard(self._by_object, key, uid)
+        for listed in record.reads.lists:
+            _discard(self._by_list, _list_index(listed), uid)
+
+
+def _list_index(listed: _List) -> tuple[str, str, str, str]:
+    """Where a list is indexed: by one ``label=value`` its selector requires (an object
+    without that label cannot match), or by kind alone."""
+    for req in listed.selector.requirements:
+        if req.operator == "In" and len(req.values) == 1:
+            return (listed.group, listed.kind, req.key, req.values[0])
+    return (listed.group, listed.kind, "", "")
+
+
+def _affects(reads: _Reads, change: _Change) -> bool:
+    """Whether ``change`` may alter what a reconcile that made ``reads`` saw."""
+    if change.key in reads.objects:
+        seen = reads.objects[change.key]
+        if change.deleted:
+            return seen is not None
+        return seen is None or not _not_newer(change.version, seen)
+    group, kind, namespace, _ = change.key
+    return any(
+        listed.group == group
+        and listed.kind == kind
+        and listed.namespace in (None, namespace)
+        and listed.selector.matches(change.labels)
+        for listed in reads.lists
+    )
+
+
+def _not_newer(version: str, seen: str) -> bool:
+    """``version`` is the one seen or older (resourceVersions compared as integers, as
+    every client that orders them does; otherwise only equality counts)."""
+    if version == seen:
+        return True
+    try:
+        return int(version) <= int(seen)
+    except ValueError:
+        return False
+
+
+def _discard(index: dict[Any, set[str]], key: Any, uid: str) -> None:
+    uids = index.get(key)
+    if uids is not None:
+        uids.discard(uid)
+        if not uids:
+            del index[key]
