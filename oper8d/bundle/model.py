@@ -66,6 +66,17 @@ class ReadyRule:
 
 
 @dataclass(frozen=True)
+class LeaveField:
+    """A field a resource leaves to another controller (an HPA's ``spec.replicas``)."""
+
+    #: the map keys from the object's root: ``("spec", "replicas")``
+    path: tuple[str, ...]
+    pos: SourcePos
+    #: left only while this holds (``{path, when}``); None: always
+    when: Expr | None = None
+
+
+@dataclass(frozen=True)
 class ResourceSpec:
     """A resource of a component: one inline object or a multi-document text template."""
 
@@ -81,6 +92,9 @@ class ResourceSpec:
     kinds: tuple[tuple[str, str], ...] = ()
     #: the namespace its objects live in when not the CR's (``namespace:``, a template string)
     namespace: Expr | None = None
+    #: fields other controllers own once the object exists (``leaveToOthers:``): set on
+    #: create, then never reverted or compared
+    leave_to_others: tuple[LeaveField, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,13 @@ import hashlib
 import json
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from oper8d.cluster.base import Cluster, Method
 from oper8d.engine.config import INTERNAL_NAME_ANNOTATION, passthrough_annotations
+from oper8d.engine.leave import FieldPath, update_body, without
 from oper8d.errors import ClusterError, PreconditionError
 from oper8d.kinds import CLUSTER_SCOPED_KINDS, group_of
 from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
@@ -125,8 +126,11 @@ class DeployManager:
         self._passthrough = passthrough_annotations(cr)
 
     # -- stamping ------------------------------------------------------------------------
-    def prepare(self, obj: Obj, internal_name: str, component: str) -> Obj:
-        """``obj`` as it will be applied: namespace, labels, annotations, owner.
+    def prepare(
+        self, obj: Obj, internal_name: str, component: str, leave: Sequence[FieldPath] = ()
+    ) -> Obj:
+        """``obj`` as it will be applied: namespace, labels, annotations, owner. The hash
+        annotation leaves out the fields at ``leave`` (left to other controllers).
 
         ``obj`` is left unchanged. The result is a new top-level dict with new
         ``metadata``, ``labels``, ``annotations`` and ``ownerReferences``; everything else
@@ -171,31 +175,45 @@ class DeployManager:
         }
         # the hash of the object without its hash annotation: hashed as it stands unless
         # the input carried one (content_hash then leaves it out of a copy)
+        ours = without(obj, leave)
         if HASH_ANNOTATION in annotations:
-            annotations[HASH_ANNOTATION] = content_hash(obj)
+            annotations[HASH_ANNOTATION] = content_hash(ours)
         else:
-            annotations[HASH_ANNOTATION] = _sha(obj)
+            annotations[HASH_ANNOTATION] = _sha(ours)
         return obj
 
     # -- writes --------------------------------------------------------------------------
-    def apply(self, obj: Obj, method: Method = "apply") -> tuple[Obj, bool]:
-        """Apply a prepared object unless the live one already matches. Returns (live, written)."""
+    def apply(
+        self, obj: Obj, method: Method = "apply", leave: Sequence[FieldPath] = ()
+    ) -> tuple[Obj, bool]:
+        """Apply a prepared object unless the live one already matches. Returns (live, written).
+
+        The fields at ``leave`` belong to other controllers once the object exists: they
+        count for nothing in the comparison and are never reverted (``engine.leave``)."""
         api_version, kind, name, ns = identity(obj)
         live = self.cluster.get(api_version, kind, name, ns)
         label = _label(obj)
-        if live is not None and (is_current(obj, live) or self.memory.matches(obj, live)):
+        ours = without(obj, leave)
+        if live is not None and (is_current(ours, live) or self.memory.matches(ours, live)):
             with self._lock:
                 self.stats.unchanged.append(label)
             return live, False
         log.debug("applying %s (%s)", label, "created" if live is None else "changed")
+        before = live
+        body = obj
+        if before is not None and leave:
+            ssa = method == "apply"
+            body = update_body(obj, before, leave, self.field_manager, server_side=ssa)
         try:
-            live = self.cluster.apply(obj, field_manager=self.field_manager, method=method)
+            live = self.cluster.apply(body, field_manager=self.field_manager, method=method)
         except ClusterError as err:
             if not (self.replace_on_invalid and method == "apply" and err.status in (422, 500)):
                 raise
             log.warning("server-side apply of %s refused (%s): replacing it", label, err)
-            live = self.cluster.apply(obj, field_manager=self.field_manager, method="replace")
-        self.memory.remember(obj, live)
+            if before is not None and leave:
+                body = update_body(obj, before, leave, self.field_manager, server_side=False)
+            live = self.cluster.apply(body, field_manager=self.field_manager, method="replace")
+        self.memory.remember(ours, live)
         with self._lock:
             self.stats.applied.append(label)
         return live, True

@@ -9,8 +9,9 @@ the reconciler before and after the rollout, never from here.
 
 from __future__ import annotations
 
-from oper8d.bundle.model import ComponentSpec
+from oper8d.bundle.model import ComponentSpec, ResourceSpec
 from oper8d.engine.deploy import DeployManager, component_of
+from oper8d.engine.leave import FieldPath
 from oper8d.engine.progress import RolloutState
 from oper8d.engine.render import RenderedComponent, RenderedObject, Renderer, holds
 from oper8d.engine.session import Session
@@ -46,7 +47,7 @@ class DeployPhase:
             self._check_edges(name)
             rendered = self._prepared(name, self.renderer.render_component(self._spec(name)))
             self.state.rendered(name, rendered)
-            written = self._apply(rendered)
+            written = self._apply(name, rendered)
             if rendered.disabled:
                 self._delete_objects_of(name)
         except ExpectedError as err:
@@ -82,19 +83,30 @@ class DeployPhase:
         """``rendered`` with each object stamped for apply (namespace, ownership)."""
         objects = {
             internal: RenderedObject(
-                internal, self.deployer.prepare(item.obj, internal, name), item.resource
+                internal,
+                self.deployer.prepare(item.obj, internal, name, self._left(name, item.resource)),
+                item.resource,
             )
             for internal, item in rendered.objects.items()
         }
         return RenderedComponent(objects=objects, disabled=rendered.disabled)
 
-    def _apply(self, rendered: RenderedComponent) -> int:
+    def _left(self, name: str, resource: ResourceSpec) -> tuple[FieldPath, ...]:
+        """The fields ``resource`` leaves to other controllers this time (``when`` holds)."""
+        return tuple(
+            f.path
+            for f in resource.leave_to_others
+            if f.when is None or holds(f.when, self.session.context(component=name))
+        )
+
+    def _apply(self, name: str, rendered: RenderedComponent) -> int:
         """Apply the component's objects, all of whose kinds the CR's inventory must name
         first (else nothing is applied); returns how many were written."""
         self.deployer.require_recorded(item.obj for item in rendered.objects.values())
         written = 0
         for internal, item in rendered.objects.items():
-            _live, wrote = self.deployer.apply(item.obj, item.resource.method)
+            left = self._left(name, item.resource)
+            _live, wrote = self.deployer.apply(item.obj, item.resource.method, left)
             written += wrote
             self.session.record(internal, item.obj)
         return written
