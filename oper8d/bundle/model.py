@@ -99,13 +99,16 @@ class ResourceSpec:
 
 @dataclass(frozen=True)
 class Edge:
-    """``downstream`` waits for ``upstream``; ``when`` must hold over live objects."""
+    """``downstream`` waits for ``upstream``: deployed, ready too when ``ready``, and
+    ``when`` must hold over live objects."""
 
     upstream: str
     downstream: str
     pos: SourcePos
     when: Expr | None = None
     inferred: bool = False  # found in a template's live('<component>.<resource>') call
+    #: wait until ``upstream`` is verified (``dependsOn: [{component, ready: true}]``)
+    ready: bool = False
 
 
 @dataclass(frozen=True)

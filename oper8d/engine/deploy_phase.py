@@ -9,12 +9,15 @@ the reconciler before and after the rollout, never from here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from oper8d.bundle.model import ComponentSpec, ResourceSpec
 from oper8d.engine.deploy import DeployManager, component_of
 from oper8d.engine.leave import FieldPath
 from oper8d.engine.progress import RolloutState
 from oper8d.engine.render import RenderedComponent, RenderedObject, Renderer, holds
 from oper8d.engine.session import Session
+from oper8d.engine.verify import Readiness
 from oper8d.errors import ExpectedError, PreconditionError, ReconcileError, RolloutError
 from oper8d.logs import component_context
 
@@ -30,11 +33,15 @@ class DeployPhase:
         deployer: DeployManager,
         renderer: Renderer,
         state: RolloutState,
+        readiness: Callable[[str], Readiness | None] | None = None,
     ) -> None:
+        """``readiness`` judges a deployed upstream component for ``ready`` edges (the
+        verify phase's ``VerifyPhase.readiness``; None: such edges only wait for deploy)."""
         self.session = session
         self.deployer = deployer
         self.renderer = renderer
         self.state = state
+        self.readiness = readiness
 
     def __call__(self, name: str) -> None:
         with component_context(name):
@@ -70,11 +77,21 @@ class DeployPhase:
         return self.session.controller.component(name)
 
     def _check_edges(self, name: str) -> None:
-        """Raise PreconditionError while an incoming edge's ``when`` does not hold."""
+        """Raise PreconditionError while an incoming ``ready`` edge's upstream is not ready
+        (a disabled upstream counts as ready) or an edge's ``when`` does not hold."""
         for edge in self.session.controller.edges:
-            if edge.downstream != name or edge.when is None:
+            if edge.downstream != name:
                 continue
-            if not holds(edge.when, self.session.context(component=name)):
+            if edge.ready and self.readiness is not None:
+                verdict = self.readiness(edge.upstream)
+                if verdict is not None and verdict.state != "ready":
+                    raise PreconditionError(
+                        f"waiting for {edge.upstream} to be ready: {verdict.message}",
+                        pos=edge.pos,
+                    )
+            if edge.when is not None and not holds(
+                edge.when, self.session.context(component=name)
+            ):
                 raise PreconditionError(
                     f"waiting for {edge.upstream}: {edge.when.source}", pos=edge.pos
                 )
