@@ -3,6 +3,7 @@ against an in-memory "cluster" where the webapp operator has already rolled a CR
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 from collections.abc import Callable
@@ -477,3 +478,59 @@ def test_an_unreachable_cluster_exits_2_with_a_message(tmp_path: Path) -> None:
     assert result.stderr.startswith("error: ")
     assert "kubeconfig" in result.stderr
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+# -- generated passwords ----------------------------------------------------------------
+STATEFUL = REPO / "examples" / "operators" / "stateful"
+LIVE_PASSWORD = "S3cretTheOperatorMadeLive"[:24]
+
+
+def stateful_server_with_a_generated_password() -> tuple[Bundle, Obj, FakeServer]:
+    """A server where the operator rolled the stateful sample out with a real generated
+    password: the ``notes-oper8d-generated`` Secret holds it and the database credentials
+    Secret uses it, as ``SecretRandoms`` leaves them."""
+    bundle = load_bundle(STATEFUL)
+    cr = yaml.safe_load((STATEFUL / "samples" / "notes.yaml").read_text(encoding="utf-8"))
+    server = FakeServer(render_for_diff(bundle, cr).cluster, render_for_diff(bundle, cr).cluster)
+    live_cr = server.live.get("demo.oper8d.io/v1alpha1", "NotesApp", "notes", "default")
+    assert live_cr is not None
+    uid = live_cr["metadata"]["uid"]
+    encoded = base64.b64encode(LIVE_PASSWORD.encode()).decode()
+    for cluster in (server.live, server.scratch):
+        cluster.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {
+                    "name": "notes-oper8d-generated",
+                    "namespace": "default",
+                    "labels": {OWNER_LABEL: uid},
+                },
+                "data": {"db-password.24": encoded},
+            },
+            field_manager="oper8d",
+        )
+        creds = copy.deepcopy(cluster.get("v1", "Secret", "notes-db-credentials", "default"))
+        assert creds is not None
+        creds["data"]["password"] = encoded
+        creds.pop("stringData", None)
+        cluster.update(creds, field_manager="oper8d")
+    return bundle, cr, server
+
+
+def test_an_unchanged_generated_password_is_no_difference() -> None:
+    bundle, cr, server = stateful_server_with_a_generated_password()
+    report = diff_cr(bundle, cr, server)
+    assert [d.name for d in report.diffs if d.action is not None] == []
+    assert report.text == ""
+
+
+def test_a_changed_input_next_to_a_generated_password_shows_only_that_change() -> None:
+    bundle, cr, server = stateful_server_with_a_generated_password()
+    changed = copy.deepcopy(cr)
+    changed["spec"]["replicas"] = 3
+    report = diff_cr(bundle, changed, server)
+    assert [d.name for d in report.diffs if d.action is not None] == [
+        "apps.v1.Deployment.default.notes-app"
+    ]
+    assert LIVE_PASSWORD not in report.text
