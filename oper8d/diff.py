@@ -46,8 +46,10 @@ from oper8d.engine.deploy import (
     identity,
     inventory_of,
     kind_key,
+    left_fields,
     object_key,
 )
+from oper8d.engine.leave import update_body
 from oper8d.engine.prune import prunable
 from oper8d.engine.session import KnownRandoms, SeededRandoms, generated_secret_name
 from oper8d.errors import ClusterError
@@ -376,6 +378,9 @@ def diff_object(
     """The live object against the server's dry-run apply of ``wanted``."""
     api_version, kind, name, namespace = identity(wanted)
     live = cluster.get(api_version, kind, name, namespace)
+    leave = left_fields(wanted)
+    if live is not None and leave:  # what the operator sends: it never reverts those
+        wanted = update_body(wanted, live, leave, field_manager)
     merged = cluster.dry_run_apply(wanted, field_manager=field_manager, force=True)
     return compare(live, merged, sensitive)
 

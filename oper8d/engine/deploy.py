@@ -39,6 +39,8 @@ log = logging.getLogger("oper8d.deploy")
 
 HASH_ANNOTATION = "oper8d.io/applied-hash"
 COMPONENT_ANNOTATION = "oper8d.io/component"
+#: the fields of an object left to other controllers (``leaveToOthers``), comma-separated
+LEAVE_ANNOTATION = "oper8d.io/leave-to-others"
 #: on the CR: the ``apiVersion/Kind``s it has deployed, so pruning knows what to list
 INVENTORY_ANNOTATION = "oper8d.io/inventory"
 #: metadata keys first in a prepared object, in this order; the rest follow as they came
@@ -154,6 +156,8 @@ class DeployManager:
         annotations = meta["annotations"] = _copied(meta.get("annotations", {}))
         annotations[INTERNAL_NAME_ANNOTATION] = internal_name
         annotations[COMPONENT_ANNOTATION] = component
+        if leave:  # says why oper8d does not revert them, and lets ``oper8d diff`` know
+            annotations[LEAVE_ANNOTATION] = ",".join(".".join(p) for p in leave)
         for key, value in self._passthrough.items():
             annotations.setdefault(key, value)
         # An owner reference needs the owner in the same namespace (or a cluster-scoped owner).
@@ -293,6 +297,12 @@ def internal_name_of(obj: Obj) -> str | None:
 def hook_component(hook: str) -> str:
     """The component annotation of a hook's objects: ``hook-<name>``."""
     return f"hook-{hook}"
+
+
+def left_fields(obj: Obj) -> tuple[FieldPath, ...]:
+    """The fields a prepared object leaves to other controllers (its ``LEAVE_ANNOTATION``)."""
+    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(LEAVE_ANNOTATION, "")
+    return tuple(tuple(p.split(".")) for p in str(value).split(",") if p)
 
 
 def component_of(obj: Obj) -> str | None:

@@ -308,14 +308,27 @@ def test_the_cr_the_operator_rolled_out_shows_no_difference(bundle: Bundle) -> N
 
 
 def test_a_replicas_change_shows_in_the_deployment(bundle: Bundle) -> None:
-    server = server_after_rollout(bundle, webapp_cr())
-    report = diff_cr(bundle, webapp_cr(replicas=5), server)
+    no_hpa = {"enabled": False}
+    server = server_after_rollout(bundle, webapp_cr(autoscaling=no_hpa))
+    report = diff_cr(bundle, webapp_cr(replicas=5, autoscaling=no_hpa), server)
     assert report.changed
     diffs = by_kind(report)
     assert "-  replicas: 3\n+  replicas: 5\n" in diffs["Deployment"].text
-    assert diffs["HorizontalPodAutoscaler"].action == "change"  # minReplicas follows
     assert diffs["ConfigMap"].action is None and diffs["Service"].action is None
     assert server.live.get("apps/v1", "Deployment", "hello-app", "default")["spec"]["replicas"] == 3
+
+
+def test_replicas_left_to_the_autoscaler_are_not_a_change_of_the_deployment(
+    bundle: Bundle,
+) -> None:
+    server = server_after_rollout(bundle, webapp_cr())
+    live = copy.deepcopy(server.live.get("apps/v1", "Deployment", "hello-app", "default"))
+    live["spec"]["replicas"] = 4  # the autoscaler scaled it
+    server.live.update(live, field_manager="autoscaler")
+    report = diff_cr(bundle, webapp_cr(replicas=5), server)
+    diffs = by_kind(report)
+    assert diffs["Deployment"].action is None  # the operator never reverts the autoscaler
+    assert "-  minReplicas: 3\n+  minReplicas: 5\n" in diffs["HorizontalPodAutoscaler"].text
 
 
 def test_dry_runs_apply_as_the_operator_does(bundle: Bundle) -> None:
@@ -383,7 +396,7 @@ def test_an_object_the_server_refuses_is_reported_and_the_rest_still_compared(
     server = server_after_rollout(bundle, webapp_cr(), refuse="Service")
     report = diff_cr(bundle, webapp_cr(replicas=4), server)
     assert report.errors == ("Service default/hello-web: Service is invalid: spec: Required value",)
-    assert by_kind(report)["Deployment"].action == "change"
+    assert by_kind(report)["HorizontalPodAutoscaler"].action == "change"
 
 
 def test_a_paused_cr_changes_nothing_and_says_so(bundle: Bundle) -> None:
@@ -432,8 +445,8 @@ def test_the_command_exits_1_and_prints_the_diff_when_something_would_change(
 ) -> None:
     result = run_diff(WEBAPP, "--cr", write_cr(tmp_path, replicas=5))
     assert result.exit_code == 1
-    assert "+++ merged/apps.v1.Deployment.default.hello-app" in result.stdout
-    assert "+  replicas: 5" in result.stdout
+    assert "+++ merged/autoscaling.v2.HorizontalPodAutoscaler.default.hello-app" in result.stdout
+    assert "+  minReplicas: 5" in result.stdout
 
 
 def test_a_refused_object_makes_the_command_exit_2(
@@ -443,7 +456,7 @@ def test_a_refused_object_makes_the_command_exit_2(
     result = run_diff(WEBAPP, "--cr", write_cr(tmp_path, replicas=5))
     assert result.exit_code == 2
     assert "error: Service default/hello-web: Service is invalid" in result.stderr
-    assert "+  replicas: 5" in result.stdout
+    assert "+  minReplicas: 5" in result.stdout
 
 
 def test_a_broken_bundle_exits_2_with_its_problems(tmp_path: Path) -> None:
