@@ -1,11 +1,12 @@
-"""Docs generated from the schemas stay in step with them."""
+"""Docs stay true: the reference generated from the schemas is in step with them, and the
+tutorial's commands print what it shows."""
 
 import os
-import re
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+
+from tutorial import TUTORIAL, Block, tutorial_blocks, write_file_block
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,55 +27,6 @@ def test_reference_doc_documents_every_component_field():
 
 
 # -- the tutorial, run ------------------------------------------------------------------
-TUTORIAL = ROOT / "docs/tutorial.md"
-_FENCE = re.compile(r"^```(\w*)$")
-_MARKER = re.compile(r"^<!-- (file|append|insert after \"(?P<anchor>.+)\"): (?P<path>\S+) -->$")
-
-
-@dataclass(frozen=True)
-class Block:
-    """A fenced block of the tutorial: its language, text, the line it starts at, and the
-    file operation its marker comment asks for (``file``, ``append``, ``insert after``)."""
-
-    lang: str
-    text: str
-    line: int
-    op: str = ""
-    path: str = ""
-    anchor: str = ""
-
-
-def tutorial_blocks(text: str) -> list[Block]:
-    blocks: list[Block] = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        fence = _FENCE.match(lines[i])
-        if not fence:
-            i += 1
-            continue
-        start = i
-        marker = _MARKER.match(lines[i - 1]) if i else None
-        i += 1
-        body: list[str] = []
-        while not lines[i].startswith("```"):
-            body.append(lines[i])
-            i += 1
-        op = marker[1].split(" ")[0] if marker else ""
-        blocks.append(
-            Block(
-                fence[1],
-                "\n".join(body) + "\n",
-                start + 1,
-                op,
-                marker["path"] if marker else "",
-                (marker["anchor"] or "") if marker else "",
-            )
-        )
-        i += 1
-    return blocks
-
-
 def test_every_yaml_block_of_the_tutorial_is_a_file_it_writes() -> None:
     blocks = tutorial_blocks(TUTORIAL.read_text(encoding="utf-8"))
     assert [b.line for b in blocks if b.lang == "yaml" and not b.op] == []
@@ -91,18 +43,7 @@ def test_the_tutorial_commands_print_what_it_shows(tmp_path: Path) -> None:
     outputs: dict[int, str] = {}
     for block in blocks:
         if block.op:
-            target = tmp_path / block.path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if block.op == "file":
-                target.write_text(block.text, encoding="utf-8")
-            elif block.op == "append":
-                target.write_text(target.read_text(encoding="utf-8") + block.text, "utf-8")
-            else:
-                old = target.read_text(encoding="utf-8")
-                anchor_line = next(ln for ln in old.splitlines() if block.anchor in ln)
-                new = old.replace(anchor_line + "\n", anchor_line + "\n" + block.text, 1)
-                assert new != old, f"tutorial line {block.line}: anchor not found"
-                target.write_text(new, encoding="utf-8")
+            write_file_block(block, tmp_path)
         elif block.lang == "bash":
             where = tmp_path / ".cwd"
             result = subprocess.run(
