@@ -36,6 +36,7 @@ from oper8d.engine.reconcile import Reconciler, ReconcileResult, ReconcilerOptio
 from oper8d.engine.render import Renderer
 from oper8d.engine.session import RandomSource, SeededRandoms, Session
 from oper8d.errors import ConfigError, ReconcileError
+from oper8d.kubeschema import KubeSchemas
 from oper8d.logs import SensitiveValues, cr_key, reconcile_context
 from oper8d.objects import Obj
 
@@ -163,6 +164,7 @@ def reconcile_offline(
     simulator: Simulator | None = None,
     on_pass: PassHook | None = None,
     randoms: RandomSource | None = None,
+    schemas: KubeSchemas | None = None,
 ) -> OfflineRun:
     """Create ``cr`` in an in-memory cluster and reconcile it until it is stable, it fails,
     or ``max_reconciles`` passes were made. Simulated time advances by each requeue delay.
@@ -171,6 +173,7 @@ def reconcile_offline(
     CR, ``simulator`` or a ``DefaultSimulator``); pass one to start from existing objects.
     ``max_workers=1`` keeps the rollout order, and so the output, deterministic.
     ``random_string()`` values come from ``randoms`` (default: derived from the CR).
+    ``schemas``: what rendered objects are checked against (default: the built-in kinds).
     """
     controller = controller_for(bundle, cr)
     clock = FakeClock(EPOCH)
@@ -200,6 +203,7 @@ def reconcile_offline(
             clock=clock,
             randoms=lambda _c, _cr: randoms if randoms is not None else SeededRandoms(seed),
             progress=progress,
+            schemas=schemas,
         ),
     )
     results: list[ReconcileResult] = []

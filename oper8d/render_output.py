@@ -95,6 +95,13 @@ def render_stream(
     return text
 
 
+def _file_name(internal: str) -> str:
+    """``internal`` as one file name that ``_OUR_FILES`` matches: a forEach key may hold
+    ``/``, capitals or anything else, and be longer than a file name may be."""
+    name = re.sub(r"[^a-z0-9.-]", "-", internal.lower())
+    return name if len(name) <= 200 else name[:200]
+
+
 def write_folder(
     out: Path,
     objects: Sequence[tuple[str, Obj]],
@@ -113,7 +120,7 @@ def write_folder(
     masked, refs = mask_objects([obj for _name, obj in objects], sensitive)
     written: list[Path] = []
     for i, ((internal, obj), safe) in enumerate(zip(objects, masked, strict=True)):
-        path = out / f"{i:03d}-{internal}.yaml"
+        path = out / f"{i:03d}-{_file_name(internal)}.yaml"
         # a Secret, or an object holding a value from one (shown or masked): private
         private = is_secret(obj) or safe != obj
         _create(path, yamlio.dump(obj if show_secrets else safe), _PRIVATE if private else _SHARED)

@@ -14,8 +14,19 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from oper8d.bundle.edges import condition_references, infer_edges, template_references
-from oper8d.bundle.literals import literal_kinds, literal_namespace, text_documents
-from oper8d.bundle.loader import Document, PathKey, load_yaml_file, resolve_path
+from oper8d.bundle.literals import (
+    literal_identity,
+    literal_kinds,
+    literal_namespace,
+    text_documents,
+)
+from oper8d.bundle.loader import (
+    Document,
+    PathKey,
+    load_yaml_file,
+    read_bundle_text,
+    resolve_path,
+)
 from oper8d.bundle.model import (
     FORMAT_VERSION,
     Bundle,
@@ -33,10 +44,14 @@ from oper8d.bundle.model import (
     TemporaryPatchPolicy,
 )
 from oper8d.bundle.nodes import _Node, _PositionIndex
+from oper8d.bundle.paths import path_problems
 from oper8d.bundle.reads import CallFinder, parse_reads, undeclared_calls, undeclared_live
+from oper8d.bundle.schema_messages import suggest
 from oper8d.bundle.validate import SchemaSet, check_spec_schema
 from oper8d.clock import parse_duration
 from oper8d.errors import BundleError, Problem, SourcePos
+from oper8d.kubeschema import KubeSchemas
+from oper8d.limits import Limits
 from oper8d.template import Expr, TemplateEngine
 
 OPERATOR_FILE = "operator.yaml"
@@ -44,7 +59,7 @@ HOOK_PHASES = ("afterDeploy", "afterDeployUnsuccessful", "afterVerify", "afterVe
 _T = TypeVar("_T")
 
 
-def load_bundle(path: str | Path) -> Bundle:
+def load_bundle(path: str | Path, limits: Limits | None = None) -> Bundle:
     """Load, validate and compile the bundle at ``path`` (a folder or its operator.yaml).
 
     Raises ``BundleError`` listing every problem found, each with file:line:col.
@@ -56,14 +71,15 @@ def load_bundle(path: str | Path) -> Bundle:
         raise BundleError(
             Problem(f"no {OPERATOR_FILE} in {root} (a bundle is a folder with an {OPERATOR_FILE})")
         )
-    return _Compiler(root).compile()
+    return _Compiler(root, limits if limits is not None else Limits()).compile()
 
 
 class _Compiler:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, limits: Limits):
         self.root = root
         self.schemas = SchemaSet()
-        self.templates = TemplateEngine()
+        self.limits = limits
+        self.templates = TemplateEngine(limits)
         self.problems: list[Problem] = []
         # id(document) -> (document, its index): the document is kept so its id stays its own
         self._position_indexes: dict[int, tuple[Document, _PositionIndex]] = {}
@@ -72,11 +88,12 @@ class _Compiler:
 
     # -- entry ---------------------------------------------------------------------------
     def compile(self) -> Bundle:
-        doc = load_yaml_file(self.root, OPERATOR_FILE)
+        doc = load_yaml_file(self.root, OPERATOR_FILE, limits=self.limits)
         self.problems.extend(self.schemas.validate(doc, "operator"))
         controllers = doc.data.get("controllers") if isinstance(doc.data, dict) else None
         for i, c in enumerate(controllers if isinstance(controllers, list) else []):
-            if isinstance(c, dict) and isinstance((c.get("resource") or {}).get("schema"), dict):
+            resource = c.get("resource") if isinstance(c, dict) else None
+            if isinstance(resource, dict) and isinstance(resource.get("schema"), dict):
                 path = ("controllers", i, "resource", "schema")
                 self.problems.extend(check_spec_schema(doc, path))
         if self.problems:
@@ -98,6 +115,7 @@ class _Compiler:
             operator_version=_opt_str(meta.get("version")),
             description=meta.get("description"),
         )
+        kube_schemas = KubeSchemas.builtin()  # the conditions' field paths (bundle.paths)
         for c in bundle.controllers:
             self.problems.extend(undeclared_calls(bundle, c, c.lookups))
             refs = [ref for comp in c.components for ref in template_references(comp)]
@@ -105,6 +123,7 @@ class _Compiler:
                 list(c.edges), list(c.components), list(c.hooks), dict(c.status_fields)
             )
             self.problems.extend(undeclared_live(bundle, c, refs))
+            self.problems.extend(path_problems(c, kube_schemas))
         if self.problems:
             raise BundleError(sorted(self.problems, key=_problem_order))
         return bundle
@@ -145,6 +164,9 @@ class _Compiler:
     def _controller(self, node: _Node) -> ControllerSpec | None:
         before = len(self.problems)
         self._calls = CallFinder()
+        # identities written literally by this controller's resources: (group, kind,
+        # namespace or None for the CR's, name) -> (component.resource, position)
+        self._literal_ids: dict[tuple[str, str, str | None, str], tuple[str, SourcePos]] = {}
         resource = self._cr_kind(node.child("resource"))
         reads_node = node.child("reads")
         reads, problems = parse_reads(reads_node.value, lambda i: reads_node.child(i).pos)
@@ -259,7 +281,7 @@ class _Compiler:
         include = entry.child("include")
         try:
             resolve_path(self.root, include.value, pos=include.pos)
-            doc = load_yaml_file(self.root, include.value, pos=include.pos)
+            doc = load_yaml_file(self.root, include.value, pos=include.pos, limits=self.limits)
         except BundleError as err:
             self.problems.extend(err.problems)
             return []
@@ -285,7 +307,20 @@ class _Compiler:
             if items is not None:
                 for_each = ForEach(items=items, var=fe.get("as", "item"), key=key)
         ready = self._rules(node.child("readyWhen"), component_level=True)
+        # a forEach's instances may differ in name; components that may be disabled may
+        # be alternatives (render checks those: engine.render)
+        if not node.has("forEach") and not node.has("enabled"):
+            for res_node in node.child("resources").items():
+                self._claim_literal(name, res_node)
         patches = [self._patch(p) for p in node.child("patches").items()]
+        targets = {r.name for r in resources if r}
+        for p_node, p in zip(node.child("patches").items(), patches, strict=True):
+            if p is not None and p.target_resource and p.target_resource not in targets:
+                self._problem(
+                    f"patch targets resource '{p.target_resource}', which component "
+                    f"'{name}' does not have{suggest(p.target_resource, targets)}",
+                    p_node.child("target").pos,
+                )
         if any(r is None for r in resources) or any(p is None for p in patches):
             return None
         return ComponentSpec(
@@ -297,6 +332,25 @@ class _Compiler:
             ready=tuple(ready),
             patches=tuple(p for p in patches if p is not None),
         )
+
+    def _claim_literal(self, component: str, node: _Node) -> None:
+        """A second resource writing the same literal identity: two sources of one object,
+        which would overwrite each other at every reconcile."""
+        obj = node.get("object") if node.has("object") else None
+        key = literal_identity(obj)
+        if key is None:
+            return
+        label = f"{component}.{node.get('name')}"
+        first = self._literal_ids.setdefault(key, (label, node.pos))
+        if first[0] != label:
+            group, kind, namespace, name = key
+            what = f"{kind}{'.' + group if group else ''} {name}"
+            where = f" in namespace {namespace}" if namespace else ""
+            self._problem(
+                f"resources {first[0]} ({first[1]}) and {label} both render {what}{where}: "
+                "one object can have one source; rename one of them",
+                node.pos,
+            )
 
     def _resource(self, node: _Node, component: str | None) -> ResourceSpec | None:
         obj = tmpl = None
@@ -310,8 +364,7 @@ class _Compiler:
         else:
             ref = node.child("template")
             try:
-                path = resolve_path(self.root, ref.value, pos=ref.pos)
-                text = path.read_text(encoding="utf-8")
+                text = read_bundle_text(self.root, ref.value, pos=ref.pos)
             except BundleError as err:
                 self.problems.extend(err.problems)
                 return None

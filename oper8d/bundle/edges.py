@@ -48,10 +48,12 @@ def infer_edges(
     comp_nodes = {c.name: c.pos for c in components}
     for comp_node in _all_component_nodes(node, root):
         name = comp_node.get("name")
-        if name not in by_name:
+        if not isinstance(name, str) or name not in by_name:
             continue
         for dep in comp_node.child("dependsOn").items():
             upstream = dep.value if isinstance(dep.value, str) else dep.get("component")
+            if not isinstance(upstream, str):
+                continue  # the bundle schema reports the wrong type
             if upstream not in by_name:
                 _unknown_component(upstream, list(by_name), dep.pos, problem)
                 continue

@@ -1,4 +1,4 @@
-"""What a resource's template says literally: its kinds and its namespace.
+"""What a resource's template says literally: its kinds, its namespace, its identity.
 
 Used by the bundle compiler to record, for each resource, the ``(apiVersion, kind)`` pairs
 and the namespace its template writes without expressions: what RBAC rules are generated
@@ -15,7 +15,7 @@ from typing import Any, TypeGuard
 from oper8d.errors import SourcePos
 from oper8d.template import Expr
 
-__all__ = ["literal_kinds", "literal_namespace", "text_documents"]
+__all__ = ["literal_identity", "literal_kinds", "literal_namespace", "text_documents"]
 
 _DOC_SPLIT = re.compile(r"^---\s*$", re.M)
 _TOP_LINE = re.compile(r"^(apiVersion|kind):\s*([^\s#]+)\s*$", re.M)
@@ -49,6 +49,21 @@ def literal_kinds(objects: list[Any]) -> list[tuple[str, str]]:
         if _literal(api_version) and _literal(kind):
             out.append((api_version, kind))
     return out
+
+
+def literal_identity(obj: Any) -> tuple[str, str, str | None, str] | None:
+    """(group, kind, namespace, name) of an inline object that writes them all literally
+    (no namespace: the CR's); None when any is computed."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+        return None
+    meta = obj["metadata"]
+    values = (obj.get("apiVersion"), obj.get("kind"), meta.get("name"))
+    namespace = meta.get("namespace")
+    plain = [v for v in (*values, namespace) if isinstance(v, str) and v and "{" not in v]
+    if len(plain) != 3 + (namespace is not None):
+        return None
+    api_version, kind, name = (str(v) for v in values)
+    return api_version.rpartition("/")[0], kind, namespace, name
 
 
 def _literal(value: Any) -> TypeGuard[str]:

@@ -17,10 +17,18 @@ true; a bundle that means a boolean should write ``true``. Two further choices k
 JSON-shaped, as the Kubernetes parser does: timestamps stay strings (``2024-01-01`` is the
 string ``"2024-01-01"``) and scalar mapping keys become strings (``1:`` is the key ``"1"``).
 Duplicate keys, several documents in one file and an empty file are errors.
+
+Limits (``oper8d.limits.Limits``, passed by the caller): only regular files are read (a FIFO
+or a device in a bundle would block or never end), a document may nest at most
+``nestingDepth`` levels and its aliases may add at most ``yamlAliasNodes`` nodes when
+expanded (an alias bomb is an error, not gigabytes of memory), and a CR file read with
+:func:`load_cr_file` may hold at most ``crBytes``.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -28,11 +36,13 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
+from ruamel.yaml.composer import MaxDepthExceededError
 from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.scalarbool import ScalarBoolean
 
 from oper8d.errors import BundleError, Problem, SourcePos
+from oper8d.limits import LimitExceeded, Limits
 
 PathKey = tuple[str | int, ...]
 
@@ -118,7 +128,63 @@ def resolve_path(root: Path, relpath: str, *, pos: SourcePos) -> Path:
     return real
 
 
-def load_yaml_file(root: Path, relpath: str, *, pos: SourcePos | None = None) -> Document:
+def read_regular_file(
+    path: Path, file: str, where: SourcePos, *, max_bytes: int = 0, missing: str = ""
+) -> bytes:
+    """The bytes of ``path``, which must be a regular file (not a FIFO, device or folder);
+    ``file`` names it in errors placed at ``where`` (``missing``: the message when it does not
+    exist). More than ``max_bytes`` (when > 0) is an error naming the ``crBytes`` limit."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        message = missing or f"file {file!r} not found"
+        raise BundleError(Problem(message, where)) from None
+    except IsADirectoryError:
+        raise BundleError(Problem(f"{file!r} is a folder, not a YAML file", where)) from None
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise BundleError(Problem(f"cannot read {file!r}: {reason}", where)) from None
+    with os.fdopen(fd, "rb") as stream:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise BundleError(Problem(f"{file!r} is a folder, not a YAML file", where))
+        if not stat.S_ISREG(mode):
+            raise BundleError(
+                Problem(f"{file!r} is not a regular file (a pipe or a device?): not read", where)
+            )
+        try:
+            raw = stream.read(max_bytes + 1) if max_bytes > 0 else stream.read()
+        except OSError as err:
+            reason = err.strerror or type(err).__name__
+            raise BundleError(Problem(f"cannot read {file!r}: {reason}", where)) from None
+    if max_bytes > 0 and len(raw) > max_bytes:
+        limit = LimitExceeded("cr_bytes", f"{file!r} is larger than {max_bytes} bytes")
+        raise BundleError(Problem(str(limit), where))
+    return raw
+
+
+def _decode(raw: bytes, file: str) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        col = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
+        raise BundleError(
+            Problem("not UTF-8 text: save the file as UTF-8", SourcePos(file, line, col))
+        ) from None
+
+
+def read_bundle_text(root: Path, relpath: str, *, pos: SourcePos) -> str:
+    """The UTF-8 text of the bundle file ``relpath`` (a text template), kept inside the
+    bundle by :func:`resolve_path` and read only when it is a regular file."""
+    path = resolve_path(root, relpath, pos=pos)
+    file = PurePosixPath(relpath.replace("\\", "/")).as_posix()
+    return _decode(read_regular_file(path, file, pos), file)
+
+
+def load_yaml_file(
+    root: Path, relpath: str, *, pos: SourcePos | None = None, limits: Limits | None = None
+) -> Document:
     """Load the bundle file ``relpath`` (exactly one YAML document) below ``root``.
 
     ``pos`` is where the file is referenced (an ``include:``); errors about the file as a
@@ -128,41 +194,55 @@ def load_yaml_file(root: Path, relpath: str, *, pos: SourcePos | None = None) ->
     path = resolve_path(root, relpath, pos=where)
     file = PurePosixPath(relpath.replace("\\", "/")).as_posix()
     where = pos if pos is not None else SourcePos(file)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise BundleError(Problem(f"file {file!r} not found in the bundle {root}", where)) from None
-    except IsADirectoryError:
-        raise BundleError(Problem(f"{file!r} is a folder, not a YAML file", where)) from None
-    except OSError as err:
-        reason = err.strerror or type(err).__name__
-        raise BundleError(Problem(f"cannot read {file!r}: {reason}", where)) from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = raw.count(b"\n", 0, err.start) + 1
-        col = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
-        raise BundleError(
-            Problem("not UTF-8 text: save the file as UTF-8", SourcePos(file, line, col))
-        ) from None
-    return load_yaml_text(text, file)
+    missing = f"file {file!r} not found in the bundle {root}"
+    raw = read_regular_file(path, file, where, missing=missing)
+    return load_yaml_text(_decode(raw, file), file, limits)
 
 
-def load_yaml_text(text: str, file: str) -> Document:
+def load_cr_file(path: str, limits: Limits | None = None) -> Document:
+    """Load a CR file given on the command line: a regular file of at most ``crBytes``
+    (the API server's default object size limit), holding one YAML document."""
+    limits = limits if limits is not None else Limits()
+    raw = read_regular_file(Path(path), path, SourcePos(path), max_bytes=limits.cr_bytes)
+    return load_yaml_text(_decode(raw, path), path, limits)
+
+
+def load_yaml_text(text: str, file: str, limits: Limits | None = None) -> Document:
     """Parse ``text`` (exactly one YAML document) that came from the bundle file ``file``."""
+    limits = limits if limits is not None else Limits()
     yaml = YAML(typ="rt")
     yaml.Constructor = _JsonShapedConstructor
+    yaml.max_depth = limits.nesting_depth
     try:
         tree = yaml.load(text)
+    except MaxDepthExceededError as err:
+        mark = err.problem_mark
+        where = SourcePos(file, mark.line + 1, mark.column + 1) if mark else SourcePos(file)
+        too_deep = LimitExceeded(
+            "nesting_depth", f"the YAML nests more than {limits.nesting_depth} levels deep"
+        )
+        raise BundleError(Problem(str(too_deep), where)) from None
     except MarkedYAMLError as err:
         raise BundleError(_yaml_problem(err, file)) from None
     except YAMLError as err:  # unmarked errors are rare; still never a traceback
         raise BundleError(
             Problem(f"invalid YAML: {_one_line(str(err))}", SourcePos(file))
         ) from None
+    except RecursionError:
+        too_deep = LimitExceeded(
+            "nesting_depth", f"the YAML nests more than {limits.nesting_depth} levels deep"
+        )
+        raise BundleError(Problem(str(too_deep), SourcePos(file))) from None
+    except (AttributeError, TypeError, ValueError) as err:
+        # ruamel raises these for some tags on the wrong kind of node (``!!set`` on a scalar)
+        message = (
+            "invalid YAML: a value cannot be built from what is written (a tag such as "
+            f"!!set or !!omap on the wrong kind of node?): {_one_line(str(err))}"
+        )
+        raise BundleError(Problem(message, SourcePos(file))) from None
     if tree is None:
         raise BundleError(Problem("empty file: expected a YAML mapping or list", SourcePos(file)))
-    converter = _Converter(file)
+    converter = _Converter(file, limits.yaml_alias_nodes)
     data = converter.convert(tree, ())
     root_line, root_col = _root_position(tree)
     converter.positions.setdefault((), SourcePos(file, root_line, root_col))
@@ -201,17 +281,37 @@ def _one_line(text: str) -> str:
 
 
 class _Converter:
-    """Walks a ruamel tree once, producing plain data and the position maps."""
+    """Walks a ruamel tree once, producing plain data and the position maps.
 
-    def __init__(self, file: str) -> None:
+    An alias is the same ruamel object met again: the first time a container is met it is
+    written in the file, every later time it is an alias being expanded, and the nodes it
+    adds count against ``alias_nodes`` (a string counts one node per 64 characters)."""
+
+    def __init__(self, file: str, alias_nodes: int) -> None:
         self.file = file
         self.positions: dict[PathKey, SourcePos] = {}
         self.key_positions: dict[PathKey, SourcePos] = {}
         # ids of the containers being converted: a self-referencing alias would never end
         self._active: set[int] = set()
+        # containers met once (their objects kept alive, so ids stay theirs)
+        self._met: dict[int, Any] = {}
+        self._strings: dict[int, tuple[Any, str]] = {}
+        self._alias_nodes_left = alias_nodes
+        self._alias_nodes = alias_nodes
+        self._in_alias = 0
 
     def _pos(self, line: int, col: int) -> SourcePos:
         return SourcePos(self.file, line + 1, col + 1)
+
+    def _count(self, node: Any, path: PathKey) -> None:
+        weight = 1 + (len(node) // 64 if isinstance(node, str) else 0)
+        self._alias_nodes_left -= weight
+        if self._alias_nodes_left < 0:
+            limit = LimitExceeded(
+                "yaml_alias_nodes",
+                f"the YAML aliases expand to more than {self._alias_nodes} nodes",
+            )
+            raise BundleError(Problem(str(limit), self._here(path)))
 
     def convert(self, node: Any, path: PathKey) -> Any:
         if isinstance(node, CommentedMap | CommentedSeq):
@@ -219,14 +319,34 @@ class _Converter:
                 raise BundleError(
                     Problem("an alias refers to the node that contains it", self._here(path))
                 )
+            alias = id(node) in self._met
+            self._met[id(node)] = node
+            self._in_alias += alias
             self._active.add(id(node))
             try:
+                if self._in_alias:
+                    self._count(node, path)
                 if isinstance(node, CommentedMap):
                     return self._mapping(node, path)
                 return self._sequence(node, path)
             finally:
                 self._active.discard(id(node))
-        return _scalar(node)
+                self._in_alias -= alias
+        return self._scalar(node, path)
+
+    def _scalar(self, node: Any, path: PathKey) -> Any:
+        if type(node) is not str and isinstance(node, str):  # ruamel's (anchored) string
+            known = self._strings.get(id(node))
+            if known is not None:  # an alias of it: the same text, not a copy; counted
+                self._count(node, path)
+                return known[1]
+            value = _scalar(node)
+            self._strings[id(node)] = (node, value)
+        else:
+            value = _scalar(node)
+        if self._in_alias:
+            self._count(node, path)
+        return value
 
     def _here(self, path: PathKey) -> SourcePos:
         return _nearest(self.positions, path, self.file)

@@ -134,7 +134,42 @@ def check_spec_schema(doc: Document, path: Sequence[str | int]) -> list[Problem]
     for part in base:
         schema = schema[part]
     meta = OpenAPIValidator(OpenAPIValidator.META_SCHEMA, format_checker=FormatChecker(["regex"]))
-    return _problems(meta.iter_errors(schema), doc, base)
+    problems = _problems(meta.iter_errors(schema), doc, base)
+    if problems:  # a broken schema cannot judge its defaults
+        return problems
+    return _default_problems(schema, doc, base)
+
+
+def _default_problems(
+    node: Any, doc: Document, path: Path, field: str = "spec"
+) -> list[Problem]:
+    """Each ``default`` that its own schema rejects, at the default's position and naming
+    the CR field it fills: the API server refuses such a CRD, and a CR would otherwise be
+    blamed for a value it does not hold."""
+    if not isinstance(node, Mapping):
+        return []
+    found: list[Problem] = []
+    if node.get("default") is not None and "$ref" not in node:
+        own = {k: v for k, v in node.items() if k != "default"}
+        for problem in validate_instance(node["default"], own, field_prefix=""):
+            inner = f" at {problem.field}" if problem.field else ""
+            found.append(
+                Problem(
+                    f"the schema's default for {field}{inner} {problem.message}: "
+                    "a default must match its own schema",
+                    doc.pos((*path, "default")),
+                )
+            )
+    for key in ("properties", "patternProperties", "definitions", "$defs"):
+        for name, sub in (node.get(key) or {}).items():
+            sub_field = f"{field}.{name}" if key == "properties" else f"{field}[*]"
+            found.extend(_default_problems(sub, doc, (*path, key, name), sub_field))
+    for key, suffix in (("items", "[*]"), ("additionalProperties", "[*]"), ("not", "")):
+        found.extend(_default_problems(node.get(key), doc, (*path, key), field + suffix))
+    for key in ("allOf", "anyOf", "oneOf"):
+        for index, sub in enumerate(node.get(key) or ()):
+            found.extend(_default_problems(sub, doc, (*path, key, index), field))
+    return found
 
 
 def _problems(errors: Any, doc: Document, base: Path) -> list[Problem]:

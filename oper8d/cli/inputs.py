@@ -22,6 +22,7 @@ from oper8d.errors import BundleError, ClusterError, Problem, ReconcileError, So
 if TYPE_CHECKING:
     from oper8d.bundle.loader import Document
     from oper8d.bundle.model import Bundle
+    from oper8d.limits import Limits
 
 __all__ = [
     "CR_FILE",
@@ -31,6 +32,7 @@ __all__ = [
     "bundle_argument",
     "bundle_dir",
     "cr_problems",
+    "current_limits",
     "fail",
     "format_problem",
     "load_bundle_or_exit",
@@ -123,11 +125,20 @@ def fail(
     sys.exit(code)
 
 
+def current_limits() -> Limits:
+    """The limits given with ``oper8d --limit`` (defaults outside a command line)."""
+    from oper8d.limits import Limits
+
+    ctx = click.get_current_context(silent=True)
+    found = ctx.find_root().obj if ctx is not None else None
+    return found if isinstance(found, Limits) else Limits()
+
+
 def load_bundle_or_exit(bundle: str) -> Bundle:
     from oper8d.bundle import load_bundle
 
     try:
-        return load_bundle(bundle)
+        return load_bundle(bundle, current_limits())
     except BundleError as err:
         n = len(err.problems)
         fail(
@@ -138,15 +149,10 @@ def load_bundle_or_exit(bundle: str) -> Bundle:
 
 
 def load_cr_or_exit(path: str) -> CrInput:
-    from oper8d.bundle.loader import load_yaml_text
+    from oper8d.bundle.loader import load_cr_file
 
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
-        fail([f"{path}: cannot read the CR file: {reason}"])
-    try:
-        doc = load_yaml_text(text, path)
+        doc = load_cr_file(path, current_limits())
     except BundleError as err:
         fail(err.problems)
     if not isinstance(doc.data, dict):

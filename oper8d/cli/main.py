@@ -23,12 +23,23 @@ from oper8d.cli.inputs import (
     load_cr_or_exit,
     locate,
 )
+from oper8d.cli.schemas import schema_options
 from oper8d.errors import Oper8dError, ReconcileError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(version=__version__, prog_name="oper8d")
-def main() -> None:
+@click.option(
+    "--limit",
+    "limits",
+    multiple=True,
+    metavar="NAME=VALUE",
+    envvar="OPER8D_LIMIT",
+    help="Raise a resource limit, e.g. --limit templateSeconds=30 --limit crBytes=3Mi "
+    "(repeatable; also OPER8D_LIMIT, space-separated). See docs/security.md.",
+)
+@click.pass_context
+def main(ctx: click.Context, limits: tuple[str, ...]) -> None:
     """oper8d: Kubernetes operators written as YAML bundles.
 
     BUNDLE is a folder with an operator.yaml (see docs/bundle-format.md).
@@ -41,6 +52,12 @@ def main() -> None:
       oper8d run      examples/operators/stateful --dry-run \\
                       --cr examples/operators/stateful/samples/notes.yaml
     """
+    from oper8d.limits import Limits, parse_limit_overrides
+
+    try:
+        ctx.obj = parse_limit_overrides(limits, Limits())
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--limit") from None
 
 
 @main.command()
@@ -92,7 +109,15 @@ def validate(bundle: str, cr_path: str | None) -> None:
     "Offline random_string() values are fakes derived from the CR's name (from 12 "
     "characters on they start with 'offline').",
 )
-def render(bundle: str, cr_path: str, output_dir: str | None, show_secrets: bool) -> None:
+@schema_options
+def render(
+    bundle: str,
+    cr_path: str,
+    output_dir: str | None,
+    show_secrets: bool,
+    crd_dirs: tuple[str, ...],
+    kube_schemas: str | None,
+) -> None:
     """Print every object the operator would apply for a CR: offline, deterministic.
 
     Runs the real reconcile against an in-memory cluster (readiness simulated) until the
@@ -105,6 +130,7 @@ def render(bundle: str, cr_path: str, output_dir: str | None, show_secrets: bool
     """
     import dataclasses
 
+    from oper8d.cli.schemas import schemas_for
     from oper8d.offline import reconcile_offline, why_incomplete, would_delete
     from oper8d.render_output import MASKED_HINT, render_stream, write_folder
 
@@ -114,7 +140,7 @@ def render(bundle: str, cr_path: str, output_dir: str | None, show_secrets: bool
     if problems:
         fail(problems, hint=f"fix the CR ({cr_path}) and render again")
     try:
-        run = reconcile_offline(b, cr.data)
+        run = reconcile_offline(b, cr.data, schemas=schemas_for(b, crd_dirs, kube_schemas))
     except ReconcileError as err:
         fail([locate(err, bundle, cr)])
     except Oper8dError as err:
@@ -133,13 +159,16 @@ def render(bundle: str, cr_path: str, output_dir: str | None, show_secrets: bool
     deletions = would_delete(b, run)
     incomplete = None if run.stable else why_incomplete(run)
     if output_dir:
-        written, masked = write_folder(
-            Path(output_dir),
-            list(run.applied.items()),
-            deletions,
-            sensitive=run.sensitive,
-            show_secrets=show_secrets,
-        )
+        try:
+            written, masked = write_folder(
+                Path(output_dir),
+                list(run.applied.items()),
+                deletions,
+                sensitive=run.sensitive,
+                show_secrets=show_secrets,
+            )
+        except OSError as err:
+            fail([f"cannot write into {output_dir}: {err.strerror or err} ({err.filename})"])
         click.echo(f"wrote {_plural(len(written), 'file')} to {output_dir}", err=True)
         if masked:
             click.echo(

@@ -25,6 +25,7 @@ from oper8d.cli.inputs import (
     locate,
     report,
 )
+from oper8d.cli.schemas import schema_options
 from oper8d.errors import Oper8dError, ReconcileError
 from oper8d.runtime.options import ManagerOptions
 
@@ -146,6 +147,7 @@ def _default(name: str) -> Any:
     show_default=True,
     help="Log line format.",
 )
+@schema_options
 def run(
     bundle: str,
     cr_path: str | None,
@@ -166,6 +168,8 @@ def run(
     replace_on_invalid: bool,
     install_crds: bool,
     log_format: str,
+    crd_dirs: tuple[str, ...],
+    kube_schemas: str | None,
 ) -> None:
     """Run the operator.
 
@@ -201,6 +205,7 @@ def run(
     if not cr_path:
         raise click.UsageError("--dry-run needs --cr FILE (the CR to reconcile)")
     from oper8d.cli.progress import LineProgress
+    from oper8d.cli.schemas import schemas_for
     from oper8d.cli.summary import print_summary
     from oper8d.cluster.simulate import DefaultSimulator
     from oper8d.offline import reconcile_offline
@@ -235,6 +240,7 @@ def run(
             max_workers=4,
             simulator=DefaultSimulator(delay_writes=ready_after),
             on_pass=start_pass,
+            schemas=schemas_for(b, crd_dirs, kube_schemas),
         )
     except ReconcileError as err:
         fail([locate(err, bundle, cr)])

@@ -9,11 +9,13 @@ the reconciler before and after the rollout, never from here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 
 from oper8d.bundle.model import ComponentSpec, ResourceSpec
 from oper8d.engine.deploy import DeployManager, component_of
 from oper8d.engine.leave import FieldPath
+from oper8d.engine.missing import SchemaSource
 from oper8d.engine.progress import RolloutState
 from oper8d.engine.render import RenderedComponent, RenderedObject, Renderer, holds
 from oper8d.engine.session import Session
@@ -42,6 +44,8 @@ class DeployPhase:
         self.renderer = renderer
         self.state = state
         self.readiness = readiness
+        # what an edge's `when:` may read (engine.missing): the CR's schema and the session's
+        self._schemas = SchemaSource(session.controller.resource.schema, session.schemas)
 
     def __call__(self, name: str) -> None:
         with component_context(name):
@@ -90,7 +94,7 @@ class DeployPhase:
                         pos=edge.pos,
                     )
             if edge.when is not None and not holds(
-                edge.when, self.session.context(component=name)
+                edge.when, self.session.context(component=name), self._schemas
             ):
                 raise PreconditionError(
                     f"waiting for {edge.upstream}: {edge.when.source}", pos=edge.pos
@@ -98,14 +102,12 @@ class DeployPhase:
 
     def _prepared(self, name: str, rendered: RenderedComponent) -> RenderedComponent:
         """``rendered`` with each object stamped for apply (namespace, ownership)."""
-        objects = {
-            internal: RenderedObject(
-                internal,
-                self.deployer.prepare(item.obj, internal, name, self._left(name, item.resource)),
-                item.resource,
-            )
-            for internal, item in rendered.objects.items()
-        }
+        objects = {}
+        for internal, item in rendered.objects.items():
+            with _placed(item, "prepared for apply"):
+                left = self._left(name, item.resource)
+                prepared = self.deployer.prepare(item.obj, internal, name, left)
+            objects[internal] = RenderedObject(internal, prepared, item.resource)
         return RenderedComponent(objects=objects, disabled=rendered.disabled)
 
     def _left(self, name: str, resource: ResourceSpec) -> tuple[FieldPath, ...]:
@@ -122,8 +124,9 @@ class DeployPhase:
         self.deployer.require_recorded(item.obj for item in rendered.objects.values())
         written = 0
         for internal, item in rendered.objects.items():
-            left = self._left(name, item.resource)
-            _live, wrote = self.deployer.apply(item.obj, item.resource.method, left)
+            with _placed(item, "applied"):
+                left = self._left(name, item.resource)
+                _live, wrote = self.deployer.apply(item.obj, item.resource.method, left)
             written += wrote
             self.session.record(internal, item.obj)
         return written
@@ -133,3 +136,19 @@ class DeployPhase:
         for obj in self.deployer.owned():
             if component_of(obj) == name:
                 self.deployer.delete(obj)
+
+
+@contextlib.contextmanager
+def _placed(item: RenderedObject, step: str) -> Iterator[None]:
+    """An unexpected error while an object is prepared or applied (a field of the wrong type
+    that the in-memory cluster does not check, say) names the object and its resource."""
+    try:
+        yield
+    except ReconcileError:
+        raise
+    except Exception as err:
+        raise RolloutError(
+            f"object '{item.internal}' could not be {step}: {type(err).__name__}: {err} "
+            "(is a field of the wrong type? run `oper8d render` to see the object)",
+            pos=item.resource.pos,
+        ) from err

@@ -11,7 +11,13 @@ from __future__ import annotations
 from oper8d.bundle.model import HookPhase, HookSpec
 from oper8d.engine.declared import check_declared
 from oper8d.engine.deploy import DeployManager, hook_component
-from oper8d.engine.render import holds, render_resource
+from oper8d.engine.missing import SchemaSource
+from oper8d.engine.render import (
+    RenderedObject,
+    checked_against_schema,
+    holds,
+    render_resource,
+)
 from oper8d.engine.session import Session
 from oper8d.errors import PreconditionError, ReconcileError, RolloutError, VerificationError
 from oper8d.logs import component_context
@@ -43,15 +49,19 @@ def _run_hook(session: Session, deployer: DeployManager, hook: HookSpec) -> dict
     applied: dict[str, Obj] = {}
     # every object rendered and checked against the declaration before any is applied
     items = [item for res in hook.resources for item in render_resource(res, owner, ctx)]
+    checked = []
     for item in items:
         check_declared(item.obj, item.resource, item.internal, ctx, session.namespace)
-    for item in items:
+        obj = checked_against_schema(session, item.obj, item.resource, item.internal)
+        checked.append(RenderedObject(item.internal, obj, item.resource))
+    for item in checked:
         prepared = deployer.prepare(item.obj, item.internal, owner)
         deployer.require_recorded([prepared])
         deployer.apply(prepared, item.resource.method)
         session.record(item.internal, prepared)
         applied[item.internal] = prepared
-    if hook.check is not None and not holds(hook.check, ctx):
+    schemas = SchemaSource(session.controller.resource.schema, session.schemas)
+    if hook.check is not None and not holds(hook.check, ctx, schemas):
         message = hook.message or f"hook '{hook.name}': {hook.check.source} is false"
         if hook.phase.startswith("afterDeploy"):
             raise PreconditionError(message, pos=hook.pos)

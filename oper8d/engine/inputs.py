@@ -3,7 +3,10 @@ with the schema's defaults applied, and its config (bundle defaults < the Config
 ``oper8.org/config-defaults`` < the CR's ``configOverrides``).
 
 One pure function, :func:`resolve_inputs`, so that ``oper8d validate`` (``cli.inputs``),
-the reconciler and ``offline.would_delete`` cannot disagree about a CR. Reading the
+the reconciler and ``offline.would_delete`` cannot disagree about a CR. A spec field the
+schema does not declare is a problem ("did you mean"): the API server prunes such fields
+from the bundle's structural CRD, so a live reconcile never meets one, while a CR file
+given to ``validate --cr``, ``render`` or ``test`` is read as written. Reading the
 ConfigMap is I/O and stays with the caller (:func:`read_config_maps`); a caller without a
 cluster passes ``None`` and the reference is not checked.
 """
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from oper8d.bundle.model import ControllerSpec
-from oper8d.bundle.spec_schema import apply_defaults, validate_instance
+from oper8d.bundle.spec_schema import apply_defaults, unknown_fields, validate_instance
 from oper8d.cluster.base import ClusterReader
 from oper8d.engine.config import (
     CONFIG_DEFAULTS_ANNOTATION,
@@ -94,6 +97,10 @@ def resolve_inputs(
     schema = controller.resource.schema
     spec = apply_defaults(cr.get("spec") or {}, schema)
     spec_problems = validate_instance(spec, schema, field_prefix="spec")
+    # the API server prunes these from a structural CRD, so live they never arrive; a CR
+    # file given to validate/render/test holds them as written: a typo, said offline
+    spec_problems += unknown_fields(cr.get("spec") or {}, schema, field_prefix="spec")
+    spec_problems.sort(key=lambda p: p.field or "")
     config_problems: list[Problem] = []
     config = dict(controller.config_defaults)
     name = config_map_name(cr)

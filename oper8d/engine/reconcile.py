@@ -30,11 +30,14 @@ from oper8d.engine.deploy import (
     inventory_of,
 )
 from oper8d.engine.inputs import CrInputs, read_config_maps, resolve_inputs
+from oper8d.engine.kubecheck import KindWarnings
+from oper8d.engine.missing import SchemaSource
 from oper8d.engine.prune import prunable, rendered_keys
 from oper8d.engine.rollout import Progress, Rollout, RolloutResult
 from oper8d.engine.session import RandomSource, SecretRandoms, Session
 from oper8d.engine.temporary_patches import temporary_patch_refs
-from oper8d.errors import ClusterError, ReconcileError
+from oper8d.errors import ClusterError, ConfigError, ReconcileError
+from oper8d.kubeschema import KubeSchemas
 from oper8d.logs import current_reconcile, redact
 from oper8d.objects import Obj
 
@@ -69,6 +72,9 @@ class ReconcilerOptions:
     operator_version: str | None = None
     #: PUT an object whose server-side apply the API server refuses as invalid (422)
     replace_on_invalid: bool = False
+    #: Kubernetes' schemas every rendered object is checked against before apply
+    #: (default: the shipped built-in kinds; the CLI and runtime add the bundle's CRDs)
+    schemas: KubeSchemas | None = None
 
 
 class Reconciler:
@@ -88,8 +94,8 @@ class Reconciler:
         self.kind = controller.resource
         # what the server stored for our applies, kept across reconciles (engine.deploy)
         self._applied = AppliedMemory()
-        # kinds rollouts rendered that the bundle does not write literally (a templated
-        # kind): the inventory step records them for every CR of this controller
+        self._schemas = self.options.schemas or KubeSchemas.builtin()
+        self._kind_warnings = KindWarnings()
 
     # -- entry ---------------------------------------------------------------------------
     def reconcile(self, namespace: str | None, name: str) -> ReconcileResult:
@@ -173,6 +179,8 @@ class Reconciler:
             randoms=randoms,
             reconcile_id=scope.reconcile_id if scope else uuid.uuid4().hex[:8],
             spec=inputs.spec,
+            schemas=self._schemas,
+            kind_warnings=self._kind_warnings,
         )
 
     def _start(self, session: Session) -> tuple[dict[str, Any], bool]:
@@ -238,6 +246,19 @@ class Reconciler:
         """The completion status (written when more than a timestamp changed) and when to
         come back: at once when a component waits for its kind to be recorded."""
         version = _str(session.version)
+        try:
+            projected = self._project(session)
+        except ConfigError as err:
+            failed = st.error_status(start, err, **self._g(session.cr))
+            written = self._write_status(session.cr, failed)
+            return ReconcileResult(
+                requeue_after=self.controller.requeue.after_error,
+                status=failed,
+                rollout=result,
+                error=err,
+                status_written=wrote or written is not None,
+                applied=dict(session.rendered),
+            )
         final = st.completion_status(
             start,
             result.summary,
@@ -246,7 +267,7 @@ class Reconciler:
             now=self.options.clock.now(),
             kind=self.kind.kind,
             operator_version=self.options.operator_version or self.bundle.operator_version,
-            projected=self._project(session),
+            projected=projected,
         )
         written = self._write_status(session.cr, final)
         summary = result.summary
@@ -269,14 +290,10 @@ class Reconciler:
         )
 
     def _project(self, session: Session) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, expr in self.controller.status_fields.items():
-            try:
-                out[key] = expr.evaluate(session.context())
-            except ReconcileError as err:
-                # a projection over objects that do not exist yet: leave the field out
-                log.debug("status field %s not projected: %s", key, err)
-        return out
+        # a typo in a projection is a ConfigError (reported by _complete's caller), not a
+        # field silently left out; one over a field not set yet waits (engine.missing)
+        schemas = SchemaSource(self.controller.resource.schema, self._schemas)
+        return st.project_fields(self.controller.status_fields, session.context(), schemas)
 
     # -- finalize ------------------------------------------------------------------------
     def _finalize(self, cr: Obj) -> ReconcileResult:

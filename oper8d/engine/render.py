@@ -12,14 +12,15 @@ text template of several documents). Bundle patches apply next, then TemporaryPa
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jinja2.exceptions import UndefinedError
-
 from oper8d.bundle.model import ComponentSpec, ResourceSpec
 from oper8d.engine.declared import check_declared, check_shape
+from oper8d.engine.kubecheck import check_schema
+from oper8d.engine.missing import SchemaSource, evaluate_live
 from oper8d.engine.patch import (
     TemporaryPatchRef,
     apply_temporary_patches,
@@ -28,7 +29,8 @@ from oper8d.engine.patch import (
     strategic_merge,
 )
 from oper8d.engine.session import Session
-from oper8d.errors import ConfigError
+from oper8d.errors import ConfigError, ReconcileError, RolloutError
+from oper8d.limits import LimitExceeded
 from oper8d.logs import mark_secret
 from oper8d.objects import Obj
 from oper8d.template import Expr
@@ -37,6 +39,7 @@ __all__ = [
     "RenderedComponent",
     "RenderedObject",
     "Renderer",
+    "checked_against_schema",
     "holds",
     "render_resource",
 ]
@@ -102,6 +105,10 @@ class Renderer:
     ) -> None:
         self.session = session
         self.temporary_patches = list(temporary_patches)
+        # object identity -> the internal name that rendered it, across the components of
+        # this rollout (rendered concurrently by the DAG runner's workers)
+        self._identities: dict[tuple[str, str, str | None, str], str] = {}
+        self._identities_lock = threading.Lock()
 
     def render_component(self, comp: ComponentSpec) -> RenderedComponent:
         """Every object of every instance of ``comp``, patched (no writes). A disabled
@@ -110,15 +117,50 @@ class Renderer:
         if comp.enabled is not None and not comp.enabled.evaluate(base):
             return RenderedComponent(disabled=True)
         result = RenderedComponent()
-        for instance, ctx in self._instances(comp, base):
+        matched: set[int] = set()
+        instances = self._instances(comp, base)
+        for instance, ctx in instances:
             for res in comp.resources:
-                for item in render_resource(res, instance, ctx):
-                    obj = self._patch(comp, item, ctx)
-                    mark_secret(obj)  # a patch may have added values
-                    # after patches: neither a template nor a patch may leave the declaration
-                    check_declared(obj, res, item.internal, ctx, self.session.namespace)
-                    result.objects[item.internal] = RenderedObject(item.internal, obj, res)
+                try:
+                    for item in render_resource(res, instance, ctx):
+                        obj = self._patch(comp, item, ctx, matched)
+                        mark_secret(obj)  # a patch may have added values
+                        # after patches: neither a template nor a patch may leave the
+                        # declaration
+                        check_declared(obj, res, item.internal, ctx, self.session.namespace)
+                        obj = checked_against_schema(self.session, obj, res, item.internal)
+                        result.objects[item.internal] = RenderedObject(item.internal, obj, res)
+                except ReconcileError:
+                    raise
+                except Exception as err:  # a bug: say where, so it can be reported and fixed
+                    raise RolloutError(
+                        f"resource '{instance}.{res.name}' of component '{comp.name}': "
+                        f"internal error while rendering: {type(err).__name__}: {err}",
+                        pos=res.pos,
+                    ) from err
+        if instances:
+            _check_patches_matched(comp, matched)
+        self._claim(result)
         return result
+
+    def _claim(self, result: RenderedComponent) -> None:
+        """Record the identities ``result`` renders; one another resource of this rollout
+        already renders is a ConfigError naming both (two owners of one object would
+        overwrite each other at every reconcile). A component rendered again (a retry)
+        keeps its own identities."""
+        with self._identities_lock:
+            claims: dict[tuple[str, str, str | None, str], str] = {}
+            for internal, item in result.objects.items():
+                key = _identity(item.obj, self.session.namespace)
+                other = claims.get(key) or self._identities.get(key)
+                if other is not None and other != internal:
+                    raise ConfigError(
+                        f"{internal} and {other} both render {_describe(key)}: one object "
+                        "can have one source; rename one of them",
+                        pos=item.resource.pos,
+                    )
+                claims[key] = internal
+            self._identities.update(claims)
 
     def _instances(
         self, comp: ComponentSpec, base: dict[str, Any]
@@ -136,6 +178,11 @@ class Renderer:
                 f"{type(items).__name__}",
                 pos=fe.items.pos,
             )
+        limit = fe.items.limits.for_each_items
+        if len(items) > limit:
+            detail = f"forEach.items of component '{comp.name}' has {len(items)} items"
+            hit = LimitExceeded("for_each_items", f"{detail} (at most {limit})")
+            raise ConfigError(str(hit), pos=fe.items.pos)
         out: list[tuple[str, dict[str, Any]]] = []
         seen: set[str] = set()
         for index, item in enumerate(items):
@@ -156,17 +203,21 @@ class Renderer:
             out.append((instance, {**ctx, "component": instance}))
         return out
 
-    def _patch(self, comp: ComponentSpec, item: RenderedObject, ctx: dict[str, Any]) -> Obj:
-        """``item``'s object with the component's patches that target it, then the CR's
-        TemporaryPatches (when the policy allows its kind)."""
+    def _patch(
+        self, comp: ComponentSpec, item: RenderedObject, ctx: dict[str, Any], matched: set[int]
+    ) -> Obj:
+        """``item``'s object with the component's patches that target it (their indexes
+        added to ``matched``), then the CR's TemporaryPatches (when the policy allows its
+        kind)."""
         obj = item.obj
-        for patch in comp.patches:
+        for index, patch in enumerate(comp.patches):
             if patch.target_resource and patch.target_resource != item.resource.name:
                 continue
             if patch.target_kind and patch.target_kind != obj.get("kind"):
                 continue
             if patch.target_name and patch.target_name != obj["metadata"].get("name"):
                 continue
+            matched.add(index)
             body = patch.patch.render(ctx)
             before = obj
             if patch.type == "json6902":
@@ -187,12 +238,57 @@ class Renderer:
         return not policy.allowed_kinds or obj.get("kind") in policy.allowed_kinds
 
 
-def holds(expr: Expr, context: dict[str, Any]) -> bool:
-    """Evaluate a condition over live objects. A field that does not exist yet (an object
-    not created, a status not written) means "not yet", not a broken bundle."""
-    try:
-        return bool(expr.evaluate(context))
-    except ConfigError as err:
-        if isinstance(err.__cause__, UndefinedError):
-            return False
-        raise
+def checked_against_schema(session: Session, obj: Obj, res: ResourceSpec, internal: str) -> Obj:
+    """``obj`` as Kubernetes' schema for its kind takes it (``engine.kubecheck``), when the
+    session checks schemas."""
+    if session.schemas is None:
+        return obj
+    return check_schema(obj, res, internal, session.schemas, session.kind_warnings)
+
+
+Identity = tuple[str, str, str | None, str]
+
+
+def _identity(obj: Obj, default_namespace: str | None) -> Identity:
+    """(API group, kind, namespace, name): what the API server keys an object by (two
+    versions of one group are one object)."""
+    meta = obj["metadata"]
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    return group, str(obj.get("kind")), meta.get("namespace") or default_namespace, meta["name"]
+
+
+def _describe(key: Identity) -> str:
+    group, kind, namespace, name = key
+    where = f"{namespace}/{name}" if namespace else name
+    return f"{kind}{'.' + group if group else ''} {where}"
+
+
+def _check_patches_matched(comp: ComponentSpec, matched: set[int]) -> None:
+    """A patch whose target matches no object of its component is a typo, not a no-op."""
+    for index, patch in enumerate(comp.patches):
+        if index in matched:
+            continue
+        target = ", ".join(
+            f"{key} {value!r}"
+            for key, value in (
+                ("resource", patch.target_resource),
+                ("kind", patch.target_kind),
+                ("name", patch.target_name),
+            )
+            if value
+        )
+        names = sorted({r.name for r in comp.resources})
+        raise ConfigError(
+            f"patch of component '{comp.name}' targets {target or 'every object'} but no "
+            f"object the component rendered matches (its resources: {', '.join(names)})",
+            pos=patch.pos,
+        )
+
+
+def holds(expr: Expr, context: dict[str, Any], schemas: SchemaSource | None = None) -> bool:
+    """Evaluate a condition over live objects. A field the object's schema has but the
+    live object lacks yet (a status not written), or an object not created yet, means "not
+    yet"; an undefined name or a field the kind's schema does not have is a ConfigError at
+    the expression (``engine.missing``). ``schemas``: read once per rollout when given."""
+    value, _waiting = evaluate_live(expr, context, schemas or SchemaSource())
+    return bool(value)

@@ -23,7 +23,9 @@ from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.bundle.reads import cluster_scoped, refusal
 from oper8d.cluster.base import Cluster
 from oper8d.engine.config import get_path
+from oper8d.engine.kubecheck import KindWarnings
 from oper8d.errors import ConfigError, PreconditionError
+from oper8d.kubeschema import KubeSchemas
 from oper8d.logs import mark_secret, mark_sensitive
 from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
 from oper8d.template.filters import MissingRequiredValue
@@ -160,6 +162,10 @@ class Session:
     randoms: RandomSource
     reconcile_id: str = ""
     spec: Any = None
+    #: Kubernetes' schemas rendered objects are checked against (None: not checked)
+    schemas: KubeSchemas | None = None
+    #: where "no schema for this kind" is said once per process
+    kind_warnings: KindWarnings | None = None
     rendered: dict[str, Obj] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

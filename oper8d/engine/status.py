@@ -62,6 +62,7 @@ from oper8d.engine.conditions import (
     with_conditions,
     with_kstatus_conditions,
 )
+from oper8d.engine.missing import SchemaSource, evaluate_live
 from oper8d.errors import (
     ClusterError,
     ConfigError,
@@ -71,6 +72,7 @@ from oper8d.errors import (
     ReconcileError,
 )
 from oper8d.logs import redact, redact_data
+from oper8d.template import Expr
 
 __all__ = [
     "INITIAL_ROLLOUT_STARTED",
@@ -89,6 +91,7 @@ __all__ = [
     "is_stable",
     "kind_status_key",
     "kstatus_conditions",
+    "project_fields",
     "ready_condition",
     "reserved_status_keys",
     "set_condition",
@@ -247,6 +250,24 @@ def error_status(
     if generation is not None:
         new["observedGeneration"] = generation
     return _with_kind_status(new, kind)
+
+
+def project_fields(
+    fields: Mapping[str, Expr], context: Mapping[str, Any], schemas: SchemaSource
+) -> dict[str, Any]:
+    """The bundle's status projections over ``context``. A projection over a field not set
+    yet, or an object not created yet, is left out until it is; a typo (an undefined name,
+    a field the kind's schema does not have) or any other failure is a ConfigError at the
+    projection, never a field silently missing (``engine.missing``)."""
+    out: dict[str, Any] = {}
+    for key, expr in fields.items():
+        try:
+            value, waiting = evaluate_live(expr, context, schemas)
+        except PreconditionError:  # require(): a condition not met yet
+            continue
+        if waiting is None:
+            out[key] = value
+    return out
 
 
 def status_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> bool:

@@ -9,6 +9,7 @@ deploy phase completed. Reads only; a component that is not ready yet raises
 from __future__ import annotations
 
 from oper8d.bundle.model import ReadyRule
+from oper8d.engine.missing import SchemaSource
 from oper8d.engine.progress import RolloutState
 from oper8d.engine.render import holds
 from oper8d.engine.session import Session
@@ -34,6 +35,8 @@ class VerifyPhase:
     def __init__(self, session: Session, state: RolloutState) -> None:
         self.session = session
         self.state = state
+        # read only when a rule meets a missing field: typo or "not yet" (engine.missing)
+        self.schemas = SchemaSource(session.controller.resource.schema, session.schemas)
 
     def __call__(self, name: str) -> None:
         with component_context(name):
@@ -74,7 +77,7 @@ class VerifyPhase:
         comp = self.session.controller.component(name)
         for rule in comp.ready:
             assert rule.expr is not None
-            if not holds(rule.expr, self.session.context(component=name)):
+            if not holds(rule.expr, self.session.context(component=name), self.schemas):
                 results.append(
                     Readiness(
                         "waiting", "ReadyWhen", rule.message or f"{rule.expr.source} is false"
@@ -116,7 +119,8 @@ class VerifyPhase:
             )
             return subsystem_readiness(live, None if version is None else str(version))
         assert rule.expr is not None
-        if holds(rule.expr, self.session.context(obj=live, internal_name=internal)):
+        ctx = self.session.context(obj=live, internal_name=internal)
+        if holds(rule.expr, ctx, self.schemas):
             return Readiness("ready", "ReadyWhen", "")
         return Readiness(
             "waiting",

@@ -15,7 +15,7 @@ import difflib
 import gzip
 import json
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -25,7 +25,15 @@ from oper8d.kubeschema.compile import OBJECT_META, Compiler
 from oper8d.kubeschema.crds import CustomKind, custom_kinds
 from oper8d.kubeschema.messages import Allow, Coercions, Errors, format_path, type_error
 from oper8d.kubeschema.messages import Path as FieldPath
-from oper8d.kubeschema.nodes import Node, ObjectNode, StringNode
+from oper8d.kubeschema.nodes import (
+    ArrayNode,
+    BooleanNode,
+    IntegerNode,
+    Node,
+    NumberNode,
+    ObjectNode,
+    StringNode,
+)
 from oper8d.kubeschema.objectmeta import (
     SELECTING_KINDS,
     config_key_problems,
@@ -195,6 +203,7 @@ class KubeSchemas:
                 errors.append(((field,), type_error(value, "string")))
         if errors:
             return _validation(errors)
+        api_version, kind = str(api_version), str(kind)  # both checked to be strings
         root = self._root(api_version, kind)
         if root is None:
             return self._unknown(api_version, kind)
@@ -221,12 +230,42 @@ class KubeSchemas:
             return Coerced(obj)
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         named = isinstance(api_version, str) and isinstance(kind, str)
-        root = self._root(api_version, kind) if named else None
+        root = self._root(str(api_version), str(kind)) if named else None
         if root is None:
             return Coerced(obj)
         out: Coercions = []
         new = root.coerce(obj, (), out, allow)
         return Coerced(new, tuple(Coercion(format_path(p), p, b, a) for p, b, a in out))
+
+    def has_field(
+        self, api_version: str, kind: str, path: Sequence[str | int]
+    ) -> tuple[bool | None, tuple[str, ...]]:
+        """Whether objects of the kind can hold the field at ``path`` (``("status",
+        "readyReplicas")``; an int steps into a list): True, False (with the names the
+        schema has where the path left it, for a "did you mean"), or None when nobody can
+        tell (an unknown kind, a field that keeps unknown fields)."""
+        node = self._root(api_version, kind)
+        for part in path:
+            if node is None:
+                return None, ()
+            if isinstance(node, ArrayNode):
+                node = node.items if isinstance(part, int) else None
+                if node is None:
+                    return False, ()
+            elif isinstance(node, ObjectNode):
+                if part in node.props:
+                    node = node.props[part]
+                elif node.additional is not None:
+                    node = node.additional
+                elif node.preserve or not node.strict:
+                    return None, ()
+                else:
+                    return False, tuple(node.props)
+            elif isinstance(node, StringNode | IntegerNode | NumberNode | BooleanNode):
+                return False, ()
+            else:
+                return None, ()
+        return (None if node is None else True), ()
 
     def precompile(self) -> None:
         """Compile every known kind now (e.g. before a benchmark or a worker pool)."""

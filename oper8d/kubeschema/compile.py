@@ -126,7 +126,7 @@ class Compiler:
             formats = BUILTIN_FORMATS if self.builtin else CRD_FORMATS
             return StringNode(formats.get(fmt) if isinstance(fmt, str) else None)
         if kind == "integer":
-            low, high = INT_RANGES.get(fmt, INT_RANGES["int64"])
+            low, high = INT_RANGES.get(str(fmt), INT_RANGES["int64"])
             return IntegerNode(fmt if fmt in INT_RANGES else None, low, high, not self.builtin)
         if kind == "number":
             return NumberNode()
@@ -166,7 +166,7 @@ class Compiler:
             if self.builtin and (name, key) in PORT_FIELDS:
                 node.props[key] = PortNode(port_name_problem)
             elif self.builtin and (name, key) in PORT_NAME_FIELDS:
-                node.props[key] = StringNode(PORT_NAME_FIELDS[(name, key)])
+                node.props[key] = StringNode(PORT_NAME_FIELDS[(str(name), key)])
             else:
                 optional = key not in node.required
                 node.props[key] = self.node(sub, strict=strict, optional=optional)

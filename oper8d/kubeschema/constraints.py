@@ -9,8 +9,8 @@ follow kube-openapi's ("should be less than or equal to 10", "Duplicate value: .
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sized
+from typing import TYPE_CHECKING, Any, cast
 
 from oper8d.kubeschema.messages import Errors, Path, pattern_check, show_value
 
@@ -63,7 +63,7 @@ def _size_checks(schema: Mapping[str, Any]) -> list[Check]:
 def _size_check(kind: type, bound: int, unit: str, low: bool) -> Check:
     def check(value: Any, path: Path, errors: Errors) -> None:
         if isinstance(value, kind):
-            size = len(value)
+            size = len(cast(Sized, value))
             if low and size < bound:
                 errors.append((path, f"Invalid value: {size}: should have at least {bound} {unit}"))
             elif not low and size > bound:

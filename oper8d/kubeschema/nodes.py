@@ -58,7 +58,7 @@ class Node:
 
 _NONE = type(None)
 #: every type a rendered object holds
-_ANY = frozenset({str, int, float, bool, dict, list, _NONE})
+_ANY: frozenset[type] = frozenset({str, int, float, bool, dict, list, _NONE})
 #: values ``coerce`` never changes, nor looks inside
 _NO_COERCE = frozenset({str, _NONE})
 

@@ -205,7 +205,8 @@ def _selects(selector: dict[str, Any], labels: dict[str, Any]) -> bool | None:
         if not isinstance(expr, dict):
             return None
         key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        if op == "In" and labels.get(key) not in values:
+        label = labels.get(key) if isinstance(key, str) else None
+        if op == "In" and label not in values:
             return False
         if op == "NotIn" and key in labels and labels[key] in values:
             return False

@@ -3,18 +3,24 @@
 ``TemplateEngine`` (``environment.py``) builds these at bundle load; the bundle model holds
 them and the engine renders them on every reconcile. Nothing here parses template source:
 rendering runs code Jinja generated once.
+
+Every render runs inside the environment's budget (``sandbox.LimitedSandbox.budget``: time
+and loop iterations) and its output is bounded by ``renderedBytes``: a text template's
+text, a string of an inline object, or the value of an expression (its strings counted).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jinja2 import Template
+from jinja2 import Template, Undefined
 from jinja2.runtime import Context
 
-from oper8d.errors import SourcePos
+from oper8d.errors import ConfigError, SourcePos
+from oper8d.limits import LimitExceeded, Limits, check_structure
 from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache
 from oper8d.template.failures import passes_through, render_failure, template_line
 from oper8d.template.slots import SLOTS_VAR, Slots, fill_text
@@ -50,22 +56,25 @@ class CompiledString:
         if self.template.blocks:
             return self.render(context.parent)
         try:
-            return self._run(context)
+            return self._run(context, shared=context)
         finally:
             if context.vars:
                 context.vars.clear()
                 context.exported_vars.clear()
 
-    def _run(self, context: Context) -> Any:
+    def _run(self, context: Context, shared: Context | None = None) -> Any:
         template = self.template
         try:
-            if self.native:
-                # the compiled code assigns the expression to ``result`` (as
-                # Environment.compile_expression does) and yields nothing
-                for _ in template.root_render_func(context):
-                    pass
-                return copy_result(context.vars["result"])
-            return "".join(template.root_render_func(context))
+            with _budget(template, shared):
+                if self.native:
+                    # the compiled code assigns the expression to ``result`` (as
+                    # Environment.compile_expression does) and yields nothing
+                    for _ in template.root_render_func(context):
+                        pass
+                    result = context.vars["result"]
+                    check_rendered_size(template, result)
+                    return copy_result(result)
+                return _joined(template, template.root_render_func(context))
         except Exception as exc:
             if passes_through(exc):
                 raise
@@ -85,6 +94,13 @@ class Expr:
     compiled: CompiledString | None = field(default=None, repr=False)
     constant: Any = field(default=None, repr=False)
     globals: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def limits(self) -> Limits:
+        """The limits of the engine that compiled this expression (defaults for a constant)."""
+        env = self.compiled.template.environment if self.compiled is not None else None
+        limits = getattr(env, "limits", None)
+        return limits if isinstance(limits, Limits) else Limits()
 
     def evaluate(self, context: Mapping[str, Any]) -> Any:
         """The expression's value; a ``ConfigError`` at ``pos`` when it fails."""
@@ -122,18 +138,110 @@ class TextTemplate:
 
     def render(self, context: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The objects the template renders to, empty documents dropped; the caller owns them.
-        Printed values are scalars of the template's structure, never structure (``slots``)."""
+        Printed values are scalars of the template's structure, never structure (``slots``).
+        The text and its values together are bounded by ``renderedBytes``, the parsed
+        documents' depth and alias expansion by ``yamlio.check_structure``."""
         text, slots = self.render_tokens(context)
-        return self._documents.parse(text, slots)
+        template = self._template
+        limits = getattr(template.environment, "limits", None)
+        if limits is None:
+            return self._documents.parse(text, slots)
+        try:
+            written = len(text) + check_rendered_size(template, slots.values, start=len(text))
+            documents = self._documents.parse(text, slots)
+            check_structure(documents, limits, written=written)
+        except (LimitExceeded, TypeError) as exc:  # TypeError: a printed value is not data
+            raise ConfigError(
+                f"{exc} (in the rendered text; run `oper8d render` to see it)",
+                pos=SourcePos(self.file),
+            ) from None
+        return documents
 
     def render_tokens(self, context: Mapping[str, Any]) -> tuple[str, Slots]:
         """The rendered text with a token where each value was printed, and the values."""
         slots = Slots(self._nonce)
+        template = self._template
         try:
-            return self._template.render({**context, SLOTS_VAR: slots}), slots
+            try:
+                with _budget(template):
+                    chunks = template.root_render_func(
+                        template.new_context({**context, SLOTS_VAR: slots})
+                    )
+                    return _joined(template, chunks), slots
+            except Exception:
+                # what Template.render does: template lines in the traceback (template_line)
+                template.environment.handle_exception()
         except Exception as exc:
             if passes_through(exc):
                 raise
             line = template_line(exc, self.file)
             where = self._lines[line - 1] if line and line <= len(self._lines) else self.file
             raise render_failure(exc, SourcePos(self.file, line or 0), where) from exc
+
+
+def _budget(template: Template, shared: Context | None = None) -> Any:
+    """The environment's render budget (``sandbox.LimitedSandbox``), or no budget at all;
+    ``shared``: the context the strings of one inline object share, and their budget."""
+    budget = getattr(template.environment, "budget", None)
+    return budget(shared) if budget is not None else contextlib.nullcontext()
+
+
+def _rendered_limit(template: Template) -> int | None:
+    limits = getattr(template.environment, "limits", None)
+    return limits.rendered_bytes if limits is not None else None
+
+
+def _joined(template: Template, chunks: Iterator[str]) -> str:
+    """The chunks a template yields, joined, stopping as soon as they exceed ``renderedBytes``."""
+    limit = _rendered_limit(template)
+    if limit is None:
+        return "".join(chunks)
+    parts: list[str] = []
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit)
+        parts.append(chunk)
+    return "".join(parts)
+
+
+def check_rendered_size(template: Template, value: Any, start: int = 0) -> int:
+    """The size of ``value`` (an expression's result, a text template's printed values):
+    its strings' characters plus one per item. Fails when ``start`` plus that passes
+    ``renderedBytes``; counted iteratively, stopping at the limit."""
+    limit = _rendered_limit(template)
+    if limit is None:
+        return 0
+    size = start
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            size += len(item)
+        elif isinstance(item, Mapping):
+            size += len(item)
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            size += len(item)
+            stack.extend(item)
+        elif not isinstance(item, (*_DATA, Undefined, Iterator, range)):
+            # a template object (``self``, a macro, ``namespace()``, a function) is not
+            # data: it must not reach an object, a status field or the YAML writer
+            raise TypeError(
+                f"the value holds a {type(item).__name__}, which is not data (strings, "
+                "numbers, booleans, null, lists and mappings)"
+            )
+        else:
+            size += 1
+        if size > limit:
+            raise _too_large(limit)
+    return size - start
+
+
+_DATA = (str, int, float, bool, type(None))
+
+
+def _too_large(limit: int) -> LimitExceeded:
+    return LimitExceeded("rendered_bytes", f"the rendered output is larger than {limit} bytes")

@@ -5,16 +5,17 @@ inline object and text template through it; the results (``Expr``, ``TreeTemplat
 ``TextTemplate``) live in the bundle model and are rendered by the engine on every
 reconcile without being parsed again.
 
-The environment is Jinja's ``ImmutableSandboxedEnvironment`` (no attribute starting with
-``_``, no unsafe callables, ``range`` capped at 100,000 items, and no changes to the
-context's lists and dicts, so one template cannot alter what the next one reads) with
+The environment is ``LimitedSandbox`` (``sandbox.py``): Jinja's
+``ImmutableSandboxedEnvironment`` (no attribute starting with ``_``, no unsafe callables,
+``range`` capped at 100,000 items, and no changes to the context's lists and dicts, so one
+template cannot alter what the next one reads) plus the time, loop and size limits of the
+bundle's :class:`~oper8d.limits.Limits`, with
 ``StrictUndefined`` (a missing name or attribute is an error, never an empty string),
 autoescape off (the output is YAML, not HTML) and ``keep_trailing_newline``. Text templates
 compile in an overlay of it whose printed values become scalars, never YAML structure
 (``slots.py``: a CR value cannot add an object, a key or a document). It has no
-loader: ``include``, ``import`` and ``extends`` are rejected at load time. The sandbox keeps
-templates away from Python internals; it does not bound the memory or time a template may
-use.
+loader: ``include``, ``import`` and ``extends`` are rejected at load time. A template nested
+deeper than ``nestingDepth`` is rejected at load time too.
 
 Bundles repeat the same template strings many times (``{{ scoped_name('app') }}``,
 ``{{ spec.replicas }}`` in every component), so an engine compiles each distinct source
@@ -24,23 +25,28 @@ its own ``CompiledString`` carrying its own position for error messages.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from jinja2 import Environment, StrictUndefined, Template, nodes
 from jinja2.exceptions import TemplateSyntaxError
 from jinja2.lexer import describe_token
 from jinja2.parser import Parser
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from oper8d.clock import Clock, SystemClock
 from oper8d.errors import BundleError, Problem, SourcePos
+from oper8d.limits import LimitExceeded, Limits
 from oper8d.template.compiled import CompiledString, Expr, TextTemplate
-from oper8d.template.failures import syntax_problem
+from oper8d.template.failures import compile_problem, syntax_problem
 from oper8d.template.filters import template_filters
 from oper8d.template.names import truncate_name
+from oper8d.template.sandbox import Budget, LimitedSandbox, guard_loops
 from oper8d.template.slots import finalize, new_nonce, trusted_filters
 from oper8d.template.tree import Path, TreeTemplate, is_templated
+
+_T = TypeVar("_T")
 
 _FILE_STATEMENTS: tuple[tuple[type[nodes.Node], str], ...] = (
     (nodes.Include, "include"),
@@ -53,13 +59,19 @@ _FILE_STATEMENTS: tuple[tuple[type[nodes.Node], str], ...] = (
 class TemplateEngine:
     """Compiles a bundle's templates. One per bundle load; compiles, never renders."""
 
-    def __init__(self) -> None:
-        env = ImmutableSandboxedEnvironment(
+    def __init__(self, limits: Limits | None = None, clock: Clock | None = None) -> None:
+        """``limits`` default to ``Limits()``; ``clock`` (for ``templateSeconds``) to the
+        system clock."""
+        self.limits = limits if limits is not None else Limits()
+        env = LimitedSandbox(
+            self.limits,
+            clock if clock is not None else SystemClock(),
             undefined=StrictUndefined,
             autoescape=False,
             keep_trailing_newline=True,
         )
         env.filters.update(template_filters())  # our `indent` replaces Jinja's (Helm's rule)
+        env.guard_filters()
         env.globals["truncate_name"] = truncate_name
         self._env = env
         # text templates print values as tokens (``slots``): Markup marks template-made
@@ -74,6 +86,12 @@ class TemplateEngine:
         self._bare_expressions: dict[str, tuple[frozenset[str], Template]] = {}
 
     # -- public API ---------------------------------------------------------------------
+
+    def budget(self) -> contextlib.AbstractContextManager[Budget]:
+        """One time and loop budget (``templateSeconds``, ``loopIterations``) for every
+        render in the block, e.g. all of one component's; outside one, each render has its
+        own."""
+        return self._env.budget()
 
     def expression(self, source: str | bool | int | float, pos: SourcePos) -> Expr:
         """Compile an expression, bare (``spec.replicas > 1``) or wrapped
@@ -127,12 +145,13 @@ class TemplateEngine:
         def problem(exc: TemplateSyntaxError) -> Problem:
             return syntax_problem(exc, SourcePos(file, exc.lineno or 0), None)
 
-        try:
-            ast = self._text_env.parse(source, name=file, filename=file)
-        except TemplateSyntaxError as exc:
-            raise BundleError(problem(exc)) from exc
+        ast = self._parse(
+            lambda: self._text_env.parse(source, name=file, filename=file),
+            problem,
+            SourcePos(file),
+        )
         self._reject_file_statements(ast, lambda node: SourcePos(file, node.lineno))
-        template = self._template(ast, problem, file, self._text_env)
+        template = self._template(ast, problem, SourcePos(file), file, self._text_env)
         return TextTemplate(file, template, source, live_references(ast), self._nonce)
 
     # -- compilation ----------------------------------------------------------------------
@@ -148,15 +167,14 @@ class TemplateEngine:
         return CompiledString(source, pos, references, native=native, template=template)
 
     def _compile_new_string(self, source: str, pos: SourcePos) -> CompiledString:
-        try:
-            ast = self._env.parse(source)
-        except TemplateSyntaxError as exc:
-            raise BundleError(syntax_problem(exc, pos, source)) from exc
+        ast = self._parse(
+            lambda: self._env.parse(source), lambda exc: syntax_problem(exc, pos, source), pos
+        )
         self._reject_file_statements(ast, lambda _node: pos)
         expression = _lone_expression(ast)
         if expression is not None:
             return self._native(expression, source, pos, live_references(ast))
-        template = self._template(ast, lambda exc: syntax_problem(exc, pos, source))
+        template = self._template(ast, lambda exc: syntax_problem(exc, pos, source), pos)
         return CompiledString(source, pos, live_references(ast), native=False, template=template)
 
     def _compile_bare_expression(self, source: str, pos: SourcePos) -> CompiledString:
@@ -169,9 +187,10 @@ class TemplateEngine:
         return CompiledString(source, pos, references, native=True, template=template)
 
     def _compile_new_bare_expression(self, source: str, pos: SourcePos) -> CompiledString:
-        # the parsing half of Environment.compile_expression, with a clearer error
-        parser = Parser(self._env, source, state="variable")
-        try:
+        # the parsing half of Environment.compile_expression, with a clearer error; the
+        # lexer reads the first token in Parser(), so that is inside the try too
+        def parse() -> nodes.Expr:
+            parser = Parser(self._env, source, state="variable")
             expression = parser.parse_expression()
             if not parser.stream.eos:
                 token = parser.stream.current
@@ -179,8 +198,9 @@ class TemplateEngine:
                     f"unexpected {describe_token(token)} after the expression",
                     token.lineno,
                 )
-        except TemplateSyntaxError as exc:
-            raise BundleError(syntax_problem(exc, pos, source)) from exc
+            return expression
+
+        expression = self._parse(parse, lambda exc: syntax_problem(exc, pos, source), pos)
         expression.set_environment(self._env)
         return self._native(expression, source, pos, live_references(expression))
 
@@ -191,7 +211,7 @@ class TemplateEngine:
         (the template Environment.compile_expression builds)."""
         body = [nodes.Assign(nodes.Name("result", "store"), expression, lineno=1)]
         template = self._template(
-            nodes.Template(body, lineno=1), lambda exc: syntax_problem(exc, pos, source)
+            nodes.Template(body, lineno=1), lambda exc: syntax_problem(exc, pos, source), pos
         )
         return CompiledString(source, pos, references, native=True, template=template)
 
@@ -199,20 +219,46 @@ class TemplateEngine:
         self,
         ast: nodes.Template,
         problem: Callable[[TemplateSyntaxError], Problem],
+        pos: SourcePos,
         file: str | None = None,
         env: Environment | None = None,
     ) -> Template:
         """A template object for ``ast``; ``file`` names its traceback frames (see
         ``failures.template_line``). Code generation finds unknown filters and tests."""
         env = env or self._env
-        try:
-            code = env.compile(ast, name=file, filename=file)
-        except TemplateSyntaxError as exc:
-            raise BundleError(problem(exc)) from exc
+        guard_loops(ast)
+        code = self._parse(lambda: env.compile(ast, name=file, filename=file), problem, pos)
         # The environment's own globals dict rather than the ChainMap from_string builds:
         # a context is created per rendered string, and copying a ChainMap's keys into the
         # context doubled the cost of rendering an inline object.
         return env.template_class.from_code(env, code, env.globals, None)
+
+    def _parse(
+        self,
+        step: Callable[[], _T],
+        problem: Callable[[TemplateSyntaxError], Problem],
+        pos: SourcePos,
+    ) -> _T:
+        """Run a parsing or compiling ``step``; every failure becomes a BundleError at ``pos``
+        (never a traceback: the lexer raises ValueError for a 5,000-digit number, the parser
+        RecursionError for deep nesting). A parsed tree deeper than ``nestingDepth`` fails."""
+        try:
+            result = step()
+        except TemplateSyntaxError as exc:
+            raise BundleError(problem(exc)) from exc
+        except RecursionError as exc:
+            raise BundleError(compile_problem(self._too_deep(), pos)) from exc
+        except (LimitExceeded, ValueError, OverflowError, MemoryError) as exc:
+            raise BundleError(compile_problem(exc, pos)) from exc
+        if isinstance(result, nodes.Node) and _depth(result) > self.limits.nesting_depth:
+            raise BundleError(compile_problem(self._too_deep(), pos))
+        return result
+
+    def _too_deep(self) -> LimitExceeded:
+        return LimitExceeded(
+            "nesting_depth",
+            f"the template nests more than {self.limits.nesting_depth} levels deep",
+        )
 
     @staticmethod
     def _reject_file_statements(
@@ -229,6 +275,17 @@ class TemplateEngine:
         ]
         if problems:
             raise BundleError(problems)
+
+
+def _depth(root: nodes.Node) -> int:
+    """How deep the tree under ``root`` nests (iteratively: the tree may be deep)."""
+    deepest = 0
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in node.iter_child_nodes())
+    return deepest
 
 
 def _lone_expression(ast: nodes.Template) -> nodes.Expr | None:

@@ -23,6 +23,7 @@ from jinja2.exceptions import (
 )
 
 from oper8d.errors import ConfigError, Problem, ReconcileError, SourcePos
+from oper8d.limits import LimitExceeded
 from oper8d.template.filters import MissingRequiredValue
 
 #: longest template excerpt quoted in a message
@@ -48,6 +49,14 @@ def syntax_problem(exc: TemplateSyntaxError, pos: SourcePos, where: str | None) 
     return Problem(message, pos)
 
 
+def compile_problem(exc: BaseException, pos: SourcePos) -> Problem:
+    """The bundle problem for a template that cannot be compiled for another reason than its
+    syntax: a limit (nesting depth, a constant too large) or a value the lexer refuses."""
+    if isinstance(exc, LimitExceeded):
+        return Problem(str(exc), pos)
+    return Problem(f"the template cannot be compiled: {type(exc).__name__}: {exc}", pos)
+
+
 def passes_through(exc: BaseException) -> bool:
     """True for errors a template raises on purpose, which must reach the engine as they are."""
     return isinstance(exc, ReconcileError) and not isinstance(exc, MissingRequiredValue)
@@ -59,6 +68,14 @@ def render_failure(exc: BaseException, pos: SourcePos, where: str) -> ConfigErro
     detail = str(exc)
     if isinstance(exc, MissingRequiredValue):
         return ConfigError(f"{exc.message} (in {excerpt(where)})", pos=pos)
+    if isinstance(exc, LimitExceeded):
+        return ConfigError(f"{exc} (in {excerpt(where)})", pos=pos)
+    if isinstance(exc, RecursionError):
+        return ConfigError(
+            "template failed: the template recursed too deeply (a macro or a recursive "
+            f"loop calling itself without end?) (in {excerpt(where)})",
+            pos=pos,
+        )
     if isinstance(exc, UndefinedError):
         what, hint = "undefined variable", _UNDEFINED_HINT
     elif isinstance(exc, SecurityError):

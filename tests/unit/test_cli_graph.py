@@ -56,7 +56,15 @@ WHEN_EDGE = """\
       - name: migrate
         resources:
           - name: job
-            object: {apiVersion: v1, kind: ConfigMap, metadata: {name: "{{ name }}-m"}}
+            object:
+              apiVersion: batch/v1
+              kind: Job
+              metadata: {name: "{{ name }}-m"}
+              spec:
+                template:
+                  spec:
+                    restartPolicy: Never
+                    containers: [{name: m, image: migrate}]
       - name: app
         dependsOn:
           - component: migrate

@@ -5,11 +5,12 @@ status write ends the reconcile with a requeue instead of an exception
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from bundles import Harness, build, condition
 
 from oper8d.cluster.base import Obj
-from oper8d.cluster.memory import MemoryCluster
+from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.errors import ClusterError
 
 BUNDLE = """
@@ -35,11 +36,44 @@ components:
 """
 
 
-def test_an_object_the_server_refuses_fails_its_component_with_a_cluster_error(
+class RefusingCluster(MemoryCluster):
+    """Refuses the objects named ``demo-bad``, as an admission webhook might."""
+
+    def apply(self, obj: Obj, **kwargs: Any) -> Obj:
+        if obj["metadata"]["name"] == "demo-bad":
+            raise ClusterError("ConfigMap demo-bad: admission webhook denied it", status=422)
+        return super().apply(obj, **kwargs)
+
+
+def test_an_object_kubernetes_schema_refuses_fails_its_component_before_any_request(
     tmp_path: Path,
 ) -> None:
     h = Harness(build(tmp_path, BUNDLE))
     h.create({"tier": "not a valid label value!"})
+    result = h.reconcile()
+    cr = h.cr()
+    ready = condition(cr, "Ready")
+    assert ready["reason"] == "ConfigError"
+    assert (
+        "resource 'bad.cm' renders ConfigMap demo-bad, which the API server would refuse: "
+        "metadata.labels" in ready["message"]
+    )
+    assert cr["status"]["componentStatus"]["failedComponents"] == ["bad"]
+    assert h.names("ConfigMap") == ["demo-good"]
+    assert result.error is not None
+
+
+def test_an_object_the_server_refuses_fails_its_component_with_a_cluster_error(
+    tmp_path: Path,
+) -> None:
+    h = Harness(build(tmp_path, BUNDLE))
+    h.cluster = RefusingCluster(
+        clock=h.clock.now, uid_factory=sequential_uids("test"), simulator=h.simulator
+    )
+    res = h.bundle.controllers[0].resource
+    h.cluster.register_kind(res.api_version, res.kind, namespaced=res.namespaced)
+    h.reconciler = h.new_reconciler()
+    h.create({"tier": "web"})
     result = h.reconcile()
     cr = h.cr()
     updating = condition(cr, "Updating")

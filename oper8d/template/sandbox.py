@@ -1,0 +1,374 @@
+"""The Jinja sandbox with resource limits: how long a template may run and how much it may build.
+
+Jinja's ``ImmutableSandboxedEnvironment`` keeps templates away from Python internals but does
+not bound time or memory, and its optimizer even evaluates constant expressions while
+*compiling* (``'a' * 10**9`` allocated a gigabyte in ``oper8d validate``). ``LimitedSandbox``
+adds, from one :class:`~oper8d.limits.Limits`:
+
+- **arithmetic and repetition**: ``*``, ``**``, ``%`` and ``+`` are intercepted binary
+  operators (which also stops Jinja from folding them at compile time); a power, a product or
+  a repetition whose result would exceed ``intBits`` / ``stringBytes`` / ``sequenceItems`` is
+  refused *before* it is computed. ``~`` joins, string methods (``ljust``, ``center``,
+  ``zfill``, ``replace``, ``format``, ``expandtabs``, ``join``) and the filters that take a
+  width or build text (``format``, ``center``, ``indent``, ``replace``, ``join``, ``slice``)
+  are checked the same way, and so are ``lipsum``'s counts;
+- **time and loops**: every ``{% for %}`` iterable is wrapped so each iteration counts
+  against ``loopIterations``; loop iterations, calls and operators check the render's
+  deadline (``templateSeconds``), read from the injected clock.
+
+A render (one expression, one inline object, one text template) runs inside
+:meth:`LimitedSandbox.budget`; nested renders share the outer budget, so a caller can wrap a
+whole component. Without a budget (compile time) only the size limits apply.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import string
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
+from typing import Any
+
+from jinja2 import nodes
+from jinja2.compiler import CodeGenerator, Frame
+from jinja2.runtime import Context
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from oper8d.clock import Clock
+from oper8d.limits import LimitExceeded, Limits
+
+__all__ = ["Budget", "LimitedSandbox", "guard_loops"]
+
+#: how many hook calls pass between two reads of the clock
+_CLOCK_EVERY = 64
+
+#: ``%`` conversion specifications (their widths are checked before formatting)
+_PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d*)(?:\.(\*|\d*))?[a-zA-Z%]")
+
+
+class Budget:
+    """What one render has used so far: loop iterations and time."""
+
+    __slots__ = ("_calls", "_clock", "_deadline", "_limits", "iterations")
+
+    def __init__(self, limits: Limits, clock: Clock) -> None:
+        self._limits = limits
+        self._clock = clock
+        self._deadline = clock.monotonic() + limits.template_seconds
+        self._calls = 0
+        self.iterations = 0
+
+    def tick(self) -> None:
+        """One unit of work; reads the clock every few calls."""
+        self._calls += 1
+        if self._calls % _CLOCK_EVERY == 0:
+            self.check_time()
+
+    def check_time(self) -> None:
+        if self._clock.monotonic() > self._deadline:
+            raise LimitExceeded(
+                "template_seconds",
+                f"the template ran longer than {self._limits.template_seconds:g} s",
+            )
+
+    def iterate(self) -> None:
+        self.iterations += 1
+        if self.iterations > self._limits.loop_iterations:
+            raise LimitExceeded(
+                "loop_iterations",
+                f"the template's loops ran more than {self._limits.loop_iterations} times",
+            )
+        self.tick()
+
+
+def _is_guarded(node: nodes.Node) -> bool:
+    return (
+        isinstance(node, nodes.Call)
+        and isinstance(node.node, nodes.EnvironmentAttribute)
+        and node.node.name == "oper8d_loop"
+    )
+
+
+def guard_loops(ast: nodes.Template) -> nodes.Template:
+    """Route the iterable of every ``{% for %}`` in ``ast`` through
+    ``LimitedSandbox.oper8d_loop`` (in place), which counts the iterations."""
+    for loop in ast.find_all(nodes.For):
+        if not _is_guarded(loop.iter):
+            guard = nodes.EnvironmentAttribute("oper8d_loop", lineno=loop.iter.lineno)
+            loop.iter = nodes.Call(guard, [loop.iter], [], None, None, lineno=loop.iter.lineno)
+    return ast
+
+
+class _GuardedCodeGenerator(CodeGenerator):
+    """Jinja's code generator, with ``~`` joins routed through the sandbox."""
+
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        self.write("environment.oper8d_text(")
+        super().visit_Concat(node, frame)
+        self.write(")")
+
+
+class LimitedSandbox(ImmutableSandboxedEnvironment):
+    """The immutable sandbox plus the limits described in the module docstring."""
+
+    code_generator_class = _GuardedCodeGenerator
+    intercepted_binops = frozenset({"*", "**", "%", "+"})
+
+    def __init__(self, limits: Limits, clock: Clock, **options: Any) -> None:
+        super().__init__(**options)
+        self.limits = limits
+        self.clock = clock
+        # per environment (not per module): the budget of the render running in this thread
+        self._budget: ContextVar[Budget | None] = ContextVar(f"budget-{id(self)}", default=None)
+        lipsum = self.globals.get("lipsum")
+        if callable(lipsum):
+            self.globals["lipsum"] = _checked_lipsum(self, lipsum)
+        self.guard_filters()
+
+    def guard_filters(self) -> None:
+        """Check the arguments of the filters that take a width or build text; call again
+        after replacing filters (the engine replaces ``indent`` with Helm's)."""
+        for name in ("format", "center", "indent", "nindent", "replace", "join", "slice"):
+            original = self.filters.get(name)
+            if original is not None and not getattr(original, "oper8d_checked", False):
+                self.filters[name] = _checked_filter(self, name, original)
+
+    # -- budgets ----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def budget(self, shared: Any = None) -> Iterator[Budget]:
+        """The budget of the render in progress, or a new one for the code in the block.
+
+        ``shared`` is an object several renders have in common (the Jinja context the
+        strings of one inline object share): its budget, kept on it, is used by all of
+        them, so an inline object has one deadline, not one per string."""
+        current = self._budget.get()
+        if current is not None:
+            yield current
+            return
+        kept = getattr(shared, "oper8d_budget", None)
+        new = kept if isinstance(kept, Budget) else Budget(self.limits, self.clock)
+        if shared is not None and kept is None:
+            shared.oper8d_budget = new
+        token = self._budget.set(new)
+        try:
+            yield new
+        finally:
+            self._budget.reset(token)
+
+    def _tick(self) -> None:
+        budget = self._budget.get()
+        if budget is not None:
+            budget.tick()
+
+    def oper8d_loop(self, iterable: Iterable[Any]) -> Iterator[Any]:
+        """Called by generated code for every ``{% for %}``: counts the iterations."""
+        budget = self._budget.get()
+        if budget is None:
+            yield from iterable
+            return
+        for item in iterable:
+            budget.iterate()
+            yield item
+
+    def oper8d_text(self, text: str) -> str:
+        """Called by generated code with the result of every ``~`` join."""
+        self.check_string_size(len(text), "joining strings with ~")
+        self._tick()
+        return text
+
+    # -- sandbox hooks ----------------------------------------------------------------------
+
+    def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
+        self._tick()
+        if operator == "**":
+            self._check_power(left, right)
+        elif operator == "*":
+            self._check_product(left, right)
+        elif operator == "%" and isinstance(left, str):
+            self._check_percent(left, right)
+        result = self.binop_table[operator](left, right)
+        self.check_result(result, f"the operator {operator}")
+        return result
+
+    def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        __self._tick()
+        # str.format comes wrapped by the sandbox (its safe formatter): look through that
+        method = getattr(__obj, "__wrapped__", __obj)
+        owner = getattr(method, "__self__", None)
+        if isinstance(owner, str):
+            __self._check_str_method(owner, getattr(method, "__name__", ""), args, kwargs)
+        result = super().call(__context, __obj, *args, **kwargs)
+        __self.check_result(result, "a call")
+        return result
+
+    # -- size checks --------------------------------------------------------------------------
+
+    def check_string_size(self, size: int, what: str) -> None:
+        if size > self.limits.string_bytes:
+            raise LimitExceeded(
+                "string_bytes",
+                f"{what} would build a string of {size} characters "
+                f"(at most {self.limits.string_bytes})",
+            )
+
+    def _check_items(self, count: int, what: str) -> None:
+        if count > self.limits.sequence_items:
+            raise LimitExceeded(
+                "sequence_items",
+                f"{what} would build a list of {count} items "
+                f"(at most {self.limits.sequence_items})",
+            )
+
+    def _check_bits(self, bits: int, what: str) -> None:
+        if bits > self.limits.int_bits:
+            raise LimitExceeded(
+                "int_bits",
+                f"{what} would compute an integer of about {bits} bits "
+                f"(at most {self.limits.int_bits})",
+            )
+
+    def check_result(self, value: Any, what: str) -> None:
+        """A value just built: strings, lists and integers within their limits."""
+        if isinstance(value, str):
+            self.check_string_size(len(value), what)
+        elif isinstance(value, list | tuple):
+            self._check_items(len(value), what)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            self._check_bits(value.bit_length(), what)
+
+    def _check_power(self, base: Any, exponent: Any) -> None:
+        if _is_int(base) and _is_int(exponent) and exponent > 0 and abs(base) > 1:
+            self._check_bits(exponent * abs(base).bit_length(), "the power")
+
+    def _check_product(self, left: Any, right: Any) -> None:
+        if _is_int(left) and _is_int(right):
+            self._check_bits(left.bit_length() + right.bit_length(), "the product")
+            return
+        for seq, times in ((left, right), (right, left)):
+            if not _is_int(times) or times <= 0:
+                continue
+            if isinstance(seq, str):
+                self.check_string_size(len(seq) * times, "repeating a string")
+            elif isinstance(seq, list | tuple):
+                self._check_items(len(seq) * times, "repeating a list")
+
+    def _check_percent(self, text: str, args: Any) -> None:
+        values = args if isinstance(args, tuple) else (args,)
+        for match in _PERCENT_SPEC.finditer(text):
+            self._check_widths((match.group(1), match.group(2)), values, "'%' formatting")
+
+    def _check_widths(
+        self, specs: tuple[str | None, ...], values: tuple[Any, ...], what: str
+    ) -> None:
+        """Widths and precisions written in ``specs`` (``*``: taken from ``values``)."""
+        widths = [int(s) for s in specs if s and s.isdigit()]
+        if any(s == "*" for s in specs):
+            widths += [abs(v) for v in values if _is_int(v)]
+        for width in widths:
+            self.check_string_size(width, f"{what} with a width of {width}")
+
+    def _check_str_method(
+        self, text: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        ints = [abs(v) for v in (*args, *kwargs.values()) if _is_int(v)]
+        if name in ("ljust", "rjust", "center", "zfill"):
+            for width in ints:
+                self.check_string_size(width, f"str.{name}({width})")
+        elif name == "expandtabs":
+            tab = max(ints, default=8)
+            self.check_string_size(len(text) + text.count("\t") * tab, "str.expandtabs")
+        elif name == "replace" and len(args) >= 2:
+            self.check_string_size(_replaced_size(text, args[0], args[1]), "str.replace")
+        elif name in ("format", "format_map"):
+            self._check_format_string(text, (*args, *kwargs.values()))
+        elif name == "join" and args:
+            self.check_string_size(_joined_size(text, args[0]), "str.join")
+
+    def _check_format_string(self, text: str, values: tuple[Any, ...]) -> None:
+        try:
+            fields = list(string.Formatter().parse(text))
+        except ValueError:
+            return  # format() raises its own error
+        for _literal, _name, spec, _conversion in fields:
+            if not spec:
+                continue
+            digits = re.findall(r"\d+", spec)
+            nested = "{" in spec
+            self._check_widths((*digits, "*" if nested else None), values, "str.format")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _replaced_size(text: Any, old: Any, new: Any) -> int:
+    if not (isinstance(text, str) and isinstance(old, str) and isinstance(new, str)):
+        return 0
+    count = len(text) + 1 if old == "" else text.count(old)
+    return len(text) + count * max(0, len(new) - len(old))
+
+
+def _joined_size(separator: Any, items: Any) -> int:
+    if not isinstance(items, list | tuple):
+        return 0
+    parts = [len(x) for x in items if isinstance(x, str)]
+    return sum(parts) + len(str(separator)) * max(0, len(items) - 1)
+
+
+def _checked_filter(
+    env: LimitedSandbox, name: str, original: Callable[..., Any]
+) -> Callable[..., Any]:
+    """``original`` with its arguments checked before it runs and its result after."""
+
+    def check_args(value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        ints = [abs(v) for v in (*args, *kwargs.values()) if _is_int(v)]
+        if name == "format" and isinstance(value, str):
+            env._check_percent(value, args)
+        elif name in ("center", "indent", "nindent"):
+            for width in ints:
+                env.check_string_size(width, f"the {name} filter with a width of {width}")
+            if name in ("indent", "nindent") and isinstance(value, str) and ints:
+                env.check_string_size(len(value) + (value.count("\n") + 1) * max(ints), name)
+        elif name == "replace" and len(args) >= 2:
+            env.check_string_size(_replaced_size(value, args[0], args[1]), "the replace filter")
+        elif name == "slice":
+            for count in ints:
+                env._check_items(count, "the slice filter")
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        # pass_context / pass_environment filters get that first: the value follows it
+        skip = 1 if getattr(original, "jinja_pass_arg", None) is not None else 0
+        if len(args) > skip:
+            check_args(args[skip], args[skip + 1 :], kwargs)
+        if name == "join" and len(args) > skip:
+            items = args[skip]
+            items = list(items) if not isinstance(items, str) else items
+            env.check_string_size(
+                sum(len(str(x)) for x in items) if not isinstance(items, str) else len(items),
+                "the join filter",
+            )
+            args = (*args[:skip], items, *args[skip + 1 :])
+        result = original(*args, **kwargs)
+        env.check_result(result, f"the {name} filter")
+        return result
+
+    for attr in ("jinja_pass_arg",):
+        if hasattr(original, attr):
+            setattr(wrapper, attr, getattr(original, attr))
+    wrapper.oper8d_checked = True  # type: ignore[attr-defined]
+    wrapper.__name__ = getattr(original, "__name__", name)
+    wrapper.__doc__ = original.__doc__
+    return wrapper
+
+
+def _checked_lipsum(env: LimitedSandbox, original: Callable[..., str]) -> Callable[..., str]:
+    """Jinja's ``lipsum(n, html, min, max)`` with ``n * max`` words bounded by ``stringBytes``."""
+
+    def lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
+        if _is_int(n) and _is_int(max):
+            env.check_string_size(abs(n) * abs(max) * 12, "lipsum")
+        return original(n, html, min, max)
+
+    return lipsum
