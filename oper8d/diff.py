@@ -17,13 +17,16 @@ with ``difflib``: one unified diff per object, ``live/<name>`` against ``merged/
 and values from Secrets (the render's, and those of the live Secrets the CR owns) are masked
 as whole values wherever else they appear, on both sides (``oper8d.redaction``).
 
-Not modelled (the render cannot know them): ``random_string()`` values the operator keeps
-in its generated Secret, ``lookup()`` of objects the bundle does not create, and
-TemporaryPatches applied to the live objects.
+``random_string()`` returns the values the operator keeps in the CR's live
+``<cr>-oper8d-generated`` Secret, so an unchanged generated password is no difference (a
+key that Secret does not hold yet gets a fresh offline value: a change, as it would be).
+Not modelled (the render cannot know them): ``lookup()`` of objects the bundle does not
+create, and TemporaryPatches applied to the live objects.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
 import difflib
 from collections.abc import Callable, Mapping, Sequence
@@ -43,9 +46,12 @@ from oper8d.engine.deploy import (
     identity,
     inventory_of,
     kind_key,
+    left_fields,
     object_key,
 )
+from oper8d.engine.leave import update_body
 from oper8d.engine.prune import prunable
+from oper8d.engine.session import KnownRandoms, SeededRandoms, generated_secret_name
 from oper8d.errors import ClusterError
 from oper8d.kinds import CLUSTER_SCOPED_KINDS, ref_of
 from oper8d.objects import OWNER_LABEL, Obj
@@ -241,10 +247,13 @@ def render_for_diff(
     *,
     live_uid: str | None = None,
     seed_objects: Sequence[Obj] = (),
+    generated: Mapping[str, str] | None = None,
 ) -> OfflineRun:
     """``reconcile_offline`` of ``cr`` (its namespace already set) on a
     ``MemoryCluster`` where the CR has uid ``live_uid`` (when given) and
-    ``seed_objects`` (copied from the live cluster) exist before the first reconcile."""
+    ``seed_objects`` (copied from the live cluster) exist before the first reconcile.
+    ``random_string()`` returns the values of ``generated`` (the live generated Secret's,
+    by data key) where it has them, else values derived from the CR."""
     controller = controller_for(bundle, cr)
     kind = controller.resource
     body = copy.deepcopy(dict(cr))
@@ -261,7 +270,8 @@ def render_for_diff(
     cluster.apply(body, field_manager="oper8d-cli")
     for obj in seed_objects:
         cluster.apply(normalise(obj), field_manager="oper8d-cli")  # content, no server fields
-    return reconcile_offline(bundle, body, cluster=cluster)
+    randoms = KnownRandoms(generated or {}, SeededRandoms(seed))
+    return reconcile_offline(bundle, body, cluster=cluster, randoms=randoms)
 
 
 def _first_uid(uid: str | None, then: Callable[[], str]) -> Callable[[], str]:
@@ -305,7 +315,11 @@ def diff_cr(
     live_cr = cluster.get(kind.api_version, kind.kind, name, ns)
     live_uid = ((live_cr or {}).get("metadata") or {}).get("uid")
     run = render_for_diff(
-        bundle, body, live_uid=live_uid, seed_objects=_config_defaults(cluster, body)
+        bundle,
+        body,
+        live_uid=live_uid,
+        seed_objects=_config_defaults(cluster, body),
+        generated=_generated_values(cluster, name, ns) if live_uid else None,
     )
     if run.fatal_error is not None:
         raise run.fatal_error
@@ -364,8 +378,24 @@ def diff_object(
     """The live object against the server's dry-run apply of ``wanted``."""
     api_version, kind, name, namespace = identity(wanted)
     live = cluster.get(api_version, kind, name, namespace)
+    leave = left_fields(wanted)
+    if live is not None and leave:  # what the operator sends: it never reverts those
+        wanted = update_body(wanted, live, leave, field_manager)
     merged = cluster.dry_run_apply(wanted, field_manager=field_manager, force=True)
     return compare(live, merged, sensitive)
+
+
+def _generated_values(cluster: DiffCluster, cr_name: str, namespace: str | None) -> dict[str, str]:
+    """The values ``random_string()`` generated for the CR, from the live
+    ``<cr>-oper8d-generated`` Secret (by data key; empty when there is none)."""
+    secret = cluster.get("v1", "Secret", generated_secret_name(cr_name), namespace or "default")
+    values: dict[str, str] = {}
+    for key, value in ((secret or {}).get("data") or {}).items():
+        try:
+            values[key] = base64.b64decode(str(value)).decode()
+        except (ValueError, UnicodeDecodeError):
+            continue  # not one of ours: a fresh value is rendered for it
+    return values
 
 
 def _config_defaults(cluster: DiffCluster, cr: Obj) -> list[Obj]:

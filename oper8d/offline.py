@@ -34,7 +34,7 @@ from oper8d.engine.inputs import read_config_maps, resolve_inputs
 from oper8d.engine.progress import Progress
 from oper8d.engine.reconcile import Reconciler, ReconcileResult, ReconcilerOptions
 from oper8d.engine.render import Renderer
-from oper8d.engine.session import SeededRandoms, Session
+from oper8d.engine.session import RandomSource, SeededRandoms, Session
 from oper8d.errors import ConfigError, ReconcileError
 from oper8d.kubeschema import KubeSchemas
 from oper8d.logs import SensitiveValues, cr_key, reconcile_context
@@ -163,6 +163,7 @@ def reconcile_offline(
     max_workers: int = 1,
     simulator: Simulator | None = None,
     on_pass: PassHook | None = None,
+    randoms: RandomSource | None = None,
     schemas: KubeSchemas | None = None,
 ) -> OfflineRun:
     """Create ``cr`` in an in-memory cluster and reconcile it until it is stable, it fails,
@@ -171,6 +172,7 @@ def reconcile_offline(
     ``cluster`` defaults to a fresh deterministic one (fixed clock, uids derived from the
     CR, ``simulator`` or a ``DefaultSimulator``); pass one to start from existing objects.
     ``max_workers=1`` keeps the rollout order, and so the output, deterministic.
+    ``random_string()`` values come from ``randoms`` (default: derived from the CR).
     ``schemas``: what rendered objects are checked against (default: the built-in kinds).
     """
     controller = controller_for(bundle, cr)
@@ -199,7 +201,7 @@ def reconcile_offline(
             field_manager="oper8d",
             max_workers=max_workers,
             clock=clock,
-            randoms=lambda _c, _cr: SeededRandoms(seed),
+            randoms=lambda _c, _cr: randoms if randoms is not None else SeededRandoms(seed),
             progress=progress,
             schemas=schemas,
         ),

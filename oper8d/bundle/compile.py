@@ -36,6 +36,7 @@ from oper8d.bundle.model import (
     FinalizeSpec,
     ForEach,
     HookSpec,
+    LeaveField,
     PatchSpec,
     ReadyRule,
     RequeueSpec,
@@ -405,7 +406,26 @@ class _Compiler:
             ready=tuple(self._rules(node.child("readyWhen"), component_level=False)),
             kinds=tuple(kinds),
             namespace=namespace,
+            leave_to_others=self._field_paths(node.child("leaveToOthers")),
         )
+
+    def _field_paths(self, node: _Node) -> tuple[LeaveField, ...]:
+        """``leaveToOthers:`` entries (a path, or ``{path, when}``); an empty segment
+        (``spec..replicas``) is a problem."""
+        fields = []
+        for item in node.items():
+            text = item.get("path") if isinstance(item.value, dict) else item.value
+            path = tuple(str(text).split("."))
+            if not all(path):
+                self._problem(
+                    f"leaveToOthers: '{text}' is not a dotted field path "
+                    "(map keys joined by '.', e.g. spec.replicas)",
+                    item.pos,
+                )
+                continue
+            when = self._expr(item.child("when")) if isinstance(item.value, dict) else None
+            fields.append(LeaveField(path, item.pos, when))
+        return tuple(fields)
 
     def _rules(self, node: _Node, *, component_level: bool) -> list[ReadyRule]:
         value = node.value

@@ -61,7 +61,8 @@ def infer_edges(
                 problem(f"component '{name}' depends on itself", dep.pos)
                 continue
             when = expr(dep.child("when")) if dep.has("when") else None
-            edges[(upstream, name)] = Edge(upstream, name, dep.pos, when=when)
+            ready = dep.get("ready") is True
+            edges[(upstream, name)] = Edge(upstream, name, dep.pos, when=when, ready=ready)
     for comp in components:
         for ref, pos in template_references(comp):
             upstream = _referenced_component(ref, pos, by_name, problem)

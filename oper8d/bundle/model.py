@@ -66,6 +66,17 @@ class ReadyRule:
 
 
 @dataclass(frozen=True)
+class LeaveField:
+    """A field a resource leaves to another controller (an HPA's ``spec.replicas``)."""
+
+    #: the map keys from the object's root: ``("spec", "replicas")``
+    path: tuple[str, ...]
+    pos: SourcePos
+    #: left only while this holds (``{path, when}``); None: always
+    when: Expr | None = None
+
+
+@dataclass(frozen=True)
 class ResourceSpec:
     """A resource of a component: one inline object or a multi-document text template."""
 
@@ -81,17 +92,23 @@ class ResourceSpec:
     kinds: tuple[tuple[str, str], ...] = ()
     #: the namespace its objects live in when not the CR's (``namespace:``, a template string)
     namespace: Expr | None = None
+    #: fields other controllers own once the object exists (``leaveToOthers:``): set on
+    #: create, then never reverted or compared
+    leave_to_others: tuple[LeaveField, ...] = ()
 
 
 @dataclass(frozen=True)
 class Edge:
-    """``downstream`` waits for ``upstream``; ``when`` must hold over live objects."""
+    """``downstream`` waits for ``upstream``: deployed, ready too when ``ready``, and
+    ``when`` must hold over live objects."""
 
     upstream: str
     downstream: str
     pos: SourcePos
     when: Expr | None = None
     inferred: bool = False  # found in a template's live('<component>.<resource>') call
+    #: wait until ``upstream`` is verified (``dependsOn: [{component, ready: true}]``)
+    ready: bool = False
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,13 @@ def _label(c: ControllerSpec, name: str) -> str:
     return f"{name} ({'; '.join(notes)})" if notes else name
 
 
+def _edge_label(e: Edge) -> str:
+    """What an edge waits for beyond deploy: ``ready`` and/or its ``when``."""
+    return " and ".join(
+        part for part in ("ready" if e.ready else "", e.when.source if e.when else "") if part
+    )
+
+
 # -- text ------------------------------------------------------------------------------
 def _text(bundle: Bundle) -> list[str]:
     out: list[str] = []
@@ -63,6 +70,7 @@ def _text(bundle: Bundle) -> list[str]:
                 deps = ", ".join(
                     e.upstream
                     + (" (inferred)" if e.inferred else "")
+                    + (" ready" if e.ready else "")
                     + (f" when {e.when.source}" if e.when else "")
                     for e in edges
                     if e.downstream == n
@@ -98,7 +106,8 @@ def _mermaid(bundle: Bundle) -> list[str]:
             out.append(f'{indent}{_mermaid_id(i, n)}["{_mermaid_text(_label(c, n))}"]')
         for e in edges:
             arrow = "-.->" if e.inferred else "-->"
-            text = f'|"{_mermaid_text(e.when.source)}"|' if e.when else ""
+            label = _edge_label(e)
+            text = f'|"{_mermaid_text(label)}"|' if label else ""
             out.append(
                 f"{indent}{_mermaid_id(i, e.upstream)} {arrow}{text} {_mermaid_id(i, e.downstream)}"
             )
@@ -129,8 +138,8 @@ def _dot(bundle: Bundle) -> list[str]:
             out.append(f'{indent}{node(n)} [label="{_dot_text(_label(c, n))}"];')
         for e in edges:
             attrs = ["style=dashed"] if e.inferred else []
-            if e.when:
-                attrs.append(f'label="{_dot_text(e.when.source)}"')
+            if label := _edge_label(e):
+                attrs.append(f'label="{_dot_text(label)}"')
             suffix = f" [{', '.join(attrs)}]" if attrs else ""
             out.append(f"{indent}{node(e.upstream)} -> {node(e.downstream)}{suffix};")
         if several:

@@ -24,12 +24,13 @@ import hashlib
 import json
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from oper8d.cluster.base import Cluster, Method
 from oper8d.engine.config import INTERNAL_NAME_ANNOTATION, passthrough_annotations
+from oper8d.engine.leave import FieldPath, update_body, without
 from oper8d.errors import ClusterError, PreconditionError
 from oper8d.kinds import CLUSTER_SCOPED_KINDS, group_of
 from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
@@ -38,6 +39,8 @@ log = logging.getLogger("oper8d.deploy")
 
 HASH_ANNOTATION = "oper8d.io/applied-hash"
 COMPONENT_ANNOTATION = "oper8d.io/component"
+#: the fields of an object left to other controllers (``leaveToOthers``), comma-separated
+LEAVE_ANNOTATION = "oper8d.io/leave-to-others"
 #: on the CR: the ``apiVersion/Kind``s it has deployed, so pruning knows what to list
 INVENTORY_ANNOTATION = "oper8d.io/inventory"
 #: metadata keys first in a prepared object, in this order; the rest follow as they came
@@ -125,8 +128,11 @@ class DeployManager:
         self._passthrough = passthrough_annotations(cr)
 
     # -- stamping ------------------------------------------------------------------------
-    def prepare(self, obj: Obj, internal_name: str, component: str) -> Obj:
-        """``obj`` as it will be applied: namespace, labels, annotations, owner.
+    def prepare(
+        self, obj: Obj, internal_name: str, component: str, leave: Sequence[FieldPath] = ()
+    ) -> Obj:
+        """``obj`` as it will be applied: namespace, labels, annotations, owner. The hash
+        annotation leaves out the fields at ``leave`` (left to other controllers).
 
         ``obj`` is left unchanged. The result is a new top-level dict with new
         ``metadata``, ``labels``, ``annotations`` and ``ownerReferences``; everything else
@@ -150,6 +156,8 @@ class DeployManager:
         annotations = meta["annotations"] = _copied(meta.get("annotations", {}))
         annotations[INTERNAL_NAME_ANNOTATION] = internal_name
         annotations[COMPONENT_ANNOTATION] = component
+        if leave:  # says why oper8d does not revert them, and lets ``oper8d diff`` know
+            annotations[LEAVE_ANNOTATION] = ",".join(".".join(p) for p in leave)
         for key, value in self._passthrough.items():
             annotations.setdefault(key, value)
         # An owner reference needs the owner in the same namespace (or a cluster-scoped owner).
@@ -171,31 +179,45 @@ class DeployManager:
         }
         # the hash of the object without its hash annotation: hashed as it stands unless
         # the input carried one (content_hash then leaves it out of a copy)
+        ours = without(obj, leave)
         if HASH_ANNOTATION in annotations:
-            annotations[HASH_ANNOTATION] = content_hash(obj)
+            annotations[HASH_ANNOTATION] = content_hash(ours)
         else:
-            annotations[HASH_ANNOTATION] = _sha(obj)
+            annotations[HASH_ANNOTATION] = _sha(ours)
         return obj
 
     # -- writes --------------------------------------------------------------------------
-    def apply(self, obj: Obj, method: Method = "apply") -> tuple[Obj, bool]:
-        """Apply a prepared object unless the live one already matches. Returns (live, written)."""
+    def apply(
+        self, obj: Obj, method: Method = "apply", leave: Sequence[FieldPath] = ()
+    ) -> tuple[Obj, bool]:
+        """Apply a prepared object unless the live one already matches. Returns (live, written).
+
+        The fields at ``leave`` belong to other controllers once the object exists: they
+        count for nothing in the comparison and are never reverted (``engine.leave``)."""
         api_version, kind, name, ns = identity(obj)
         live = self.cluster.get(api_version, kind, name, ns)
         label = _label(obj)
-        if live is not None and (is_current(obj, live) or self.memory.matches(obj, live)):
+        ours = without(obj, leave)
+        if live is not None and (is_current(ours, live) or self.memory.matches(ours, live)):
             with self._lock:
                 self.stats.unchanged.append(label)
             return live, False
         log.debug("applying %s (%s)", label, "created" if live is None else "changed")
+        before = live
+        body = obj
+        if before is not None and leave:
+            ssa = method == "apply"
+            body = update_body(obj, before, leave, self.field_manager, server_side=ssa)
         try:
-            live = self.cluster.apply(obj, field_manager=self.field_manager, method=method)
+            live = self.cluster.apply(body, field_manager=self.field_manager, method=method)
         except ClusterError as err:
             if not (self.replace_on_invalid and method == "apply" and err.status in (422, 500)):
                 raise
             log.warning("server-side apply of %s refused (%s): replacing it", label, err)
-            live = self.cluster.apply(obj, field_manager=self.field_manager, method="replace")
-        self.memory.remember(obj, live)
+            if before is not None and leave:
+                body = update_body(obj, before, leave, self.field_manager, server_side=False)
+            live = self.cluster.apply(body, field_manager=self.field_manager, method="replace")
+        self.memory.remember(ours, live)
         with self._lock:
             self.stats.applied.append(label)
         return live, True
@@ -275,6 +297,12 @@ def internal_name_of(obj: Obj) -> str | None:
 def hook_component(hook: str) -> str:
     """The component annotation of a hook's objects: ``hook-<name>``."""
     return f"hook-{hook}"
+
+
+def left_fields(obj: Obj) -> tuple[FieldPath, ...]:
+    """The fields a prepared object leaves to other controllers (its ``LEAVE_ANNOTATION``)."""
+    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(LEAVE_ANNOTATION, "")
+    return tuple(tuple(p.split(".")) for p in str(value).split(",") if p)
 
 
 def component_of(obj: Obj) -> str | None:

@@ -10,14 +10,16 @@ the reconciler before and after the rollout, never from here.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from oper8d.bundle.model import ComponentSpec
+from oper8d.bundle.model import ComponentSpec, ResourceSpec
 from oper8d.engine.deploy import DeployManager, component_of
+from oper8d.engine.leave import FieldPath
 from oper8d.engine.missing import SchemaSource
 from oper8d.engine.progress import RolloutState
 from oper8d.engine.render import RenderedComponent, RenderedObject, Renderer, holds
 from oper8d.engine.session import Session
+from oper8d.engine.verify import Readiness
 from oper8d.errors import ExpectedError, PreconditionError, ReconcileError, RolloutError
 from oper8d.logs import component_context
 
@@ -33,11 +35,15 @@ class DeployPhase:
         deployer: DeployManager,
         renderer: Renderer,
         state: RolloutState,
+        readiness: Callable[[str], Readiness | None] | None = None,
     ) -> None:
+        """``readiness`` judges a deployed upstream component for ``ready`` edges (the
+        verify phase's ``VerifyPhase.readiness``; None: such edges only wait for deploy)."""
         self.session = session
         self.deployer = deployer
         self.renderer = renderer
         self.state = state
+        self.readiness = readiness
         # what an edge's `when:` may read (engine.missing): the CR's schema and the session's
         self._schemas = SchemaSource(session.controller.resource.schema, session.schemas)
 
@@ -52,7 +58,7 @@ class DeployPhase:
             self._check_edges(name)
             rendered = self._prepared(name, self.renderer.render_component(self._spec(name)))
             self.state.rendered(name, rendered)
-            written = self._apply(rendered)
+            written = self._apply(name, rendered)
             if rendered.disabled:
                 self._delete_objects_of(name)
         except ExpectedError as err:
@@ -75,11 +81,21 @@ class DeployPhase:
         return self.session.controller.component(name)
 
     def _check_edges(self, name: str) -> None:
-        """Raise PreconditionError while an incoming edge's ``when`` does not hold."""
+        """Raise PreconditionError while an incoming ``ready`` edge's upstream is not ready
+        (a disabled upstream counts as ready) or an edge's ``when`` does not hold."""
         for edge in self.session.controller.edges:
-            if edge.downstream != name or edge.when is None:
+            if edge.downstream != name:
                 continue
-            if not holds(edge.when, self.session.context(component=name), self._schemas):
+            if edge.ready and self.readiness is not None:
+                verdict = self.readiness(edge.upstream)
+                if verdict is not None and verdict.state != "ready":
+                    raise PreconditionError(
+                        f"waiting for {edge.upstream} to be ready: {verdict.message}",
+                        pos=edge.pos,
+                    )
+            if edge.when is not None and not holds(
+                edge.when, self.session.context(component=name), self._schemas
+            ):
                 raise PreconditionError(
                     f"waiting for {edge.upstream}: {edge.when.source}", pos=edge.pos
                 )
@@ -89,18 +105,28 @@ class DeployPhase:
         objects = {}
         for internal, item in rendered.objects.items():
             with _placed(item, "prepared for apply"):
-                prepared = self.deployer.prepare(item.obj, internal, name)
+                left = self._left(name, item.resource)
+                prepared = self.deployer.prepare(item.obj, internal, name, left)
             objects[internal] = RenderedObject(internal, prepared, item.resource)
         return RenderedComponent(objects=objects, disabled=rendered.disabled)
 
-    def _apply(self, rendered: RenderedComponent) -> int:
+    def _left(self, name: str, resource: ResourceSpec) -> tuple[FieldPath, ...]:
+        """The fields ``resource`` leaves to other controllers this time (``when`` holds)."""
+        return tuple(
+            f.path
+            for f in resource.leave_to_others
+            if f.when is None or holds(f.when, self.session.context(component=name))
+        )
+
+    def _apply(self, name: str, rendered: RenderedComponent) -> int:
         """Apply the component's objects, all of whose kinds the CR's inventory must name
         first (else nothing is applied); returns how many were written."""
         self.deployer.require_recorded(item.obj for item in rendered.objects.values())
         written = 0
         for internal, item in rendered.objects.items():
             with _placed(item, "applied"):
-                _live, wrote = self.deployer.apply(item.obj, item.resource.method)
+                left = self._left(name, item.resource)
+                _live, wrote = self.deployer.apply(item.obj, item.resource.method, left)
             written += wrote
             self.session.record(internal, item.obj)
         return written

@@ -61,10 +61,14 @@ class Rollout:
         self.graph = session.controller.graph
         self.max_workers = max_workers
         self.state = RolloutState() if progress is None else RolloutState(progress)
-        self.deploy = DeployPhase(
-            session, deployer, Renderer(session, temporary_patches), self.state
-        )
         self.verify = VerifyPhase(session, self.state)
+        self.deploy = DeployPhase(
+            session,
+            deployer,
+            Renderer(session, temporary_patches),
+            self.state,
+            readiness=self.verify.readiness,
+        )
 
     def _run(self, graph: Graph, work: Callable[[str], None]) -> RunResult:
         if self.max_workers <= 1:

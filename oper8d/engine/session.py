@@ -67,6 +67,28 @@ class SeededRandoms:
         return "".join(out[:length])
 
 
+def generated_secret_name(cr_name: str) -> str:
+    """The Secret ``random_string()`` keeps a CR's values in: ``<cr>-oper8d-generated``."""
+    return truncate_name(f"{cr_name}-oper8d-generated")
+
+
+class KnownRandoms:
+    """Values generated earlier (the live ``<cr>-oper8d-generated`` Secret's ``data``,
+    decoded), else ``fallback``'s: ``oper8d diff`` renders with the passwords the operator
+    keeps, so an unchanged one is no difference."""
+
+    def __init__(self, known: Mapping[str, str], fallback: RandomSource):
+        self.known = dict(known)
+        self.fallback = fallback
+
+    def get(self, key: str, length: int) -> str:
+        value = self.known.get(_slot(key, length))
+        if value is None:
+            return self.fallback.get(key, length)
+        mark_sensitive(value)
+        return value
+
+
 class SecretRandoms:
     """Cryptographically random values, kept in a Secret owned by the CR so they stay
     the same across reconciles and operator restarts. The Secret is written only when
@@ -76,7 +98,7 @@ class SecretRandoms:
         meta = cr["metadata"]
         self.cluster = cluster
         self.field_manager = field_manager
-        self.name = truncate_name(f"{meta['name']}-oper8d-generated")
+        self.name = generated_secret_name(meta["name"])
         self.namespace = meta.get("namespace") or "default"
         self.owner = {
             "apiVersion": cr["apiVersion"],

@@ -49,6 +49,24 @@ class VerifyPhase:
             progress.update(name, "verified", "disabled")
             return
         progress.update(name, "verifying")
+        overall = self.readiness(name)
+        assert overall is not None
+        if overall.state == "failed":
+            progress.update(name, "failed", overall.message)
+            raise RolloutError(f"component '{name}' failed: {overall.message}")
+        if overall.state == "waiting":
+            self.state.wait(name, overall.message)
+            raise VerificationError(f"component '{name}' is not ready: {overall.message}")
+        progress.update(name, "verified")
+
+    def readiness(self, name: str) -> Readiness | None:
+        """The readiness of a deployed component, as the verify phase judges it, without
+        reporting it: its objects by their rules, then its ``readyWhen``. None when it is
+        disabled or was not rendered (nothing to wait for). Also used by the deploy phase
+        for ``dependsOn: [{component, ready: true}]``."""
+        rendered = self.state.component(name)
+        if rendered is None or rendered.disabled:
+            return None
         results: list[Readiness] = []
         for internal, item in rendered.objects.items():
             meta = item.obj["metadata"]
@@ -65,14 +83,7 @@ class VerifyPhase:
                         "waiting", "ReadyWhen", rule.message or f"{rule.expr.source} is false"
                     )
                 )
-        overall = combine(results) if results else Readiness("ready", "NoObjects", "")
-        if overall.state == "failed":
-            progress.update(name, "failed", overall.message)
-            raise RolloutError(f"component '{name}' failed: {overall.message}")
-        if overall.state == "waiting":
-            self.state.wait(name, overall.message)
-            raise VerificationError(f"component '{name}' is not ready: {overall.message}")
-        progress.update(name, "verified")
+        return combine(results) if results else Readiness("ready", "NoObjects", "")
 
     def _check_rules(
         self, live: Obj | None, wanted: Obj, rules: tuple[ReadyRule, ...], internal: str

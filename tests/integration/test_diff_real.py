@@ -71,7 +71,7 @@ def test_the_cr_the_operator_deployed_shows_no_difference(
     assert (result.stdout, result.stderr) == ("", "")
 
 
-def test_a_replicas_change_shows_in_the_deployment_and_changes_nothing(
+def test_a_replicas_change_shows_in_the_autoscaler_only_and_changes_nothing(
     rolled_out: RolledOut, tmp_path: Path
 ) -> None:
     before = rolled_out.live("apps/v1", "Deployment", "hello-app")
@@ -79,10 +79,11 @@ def test_a_replicas_change_shows_in_the_deployment_and_changes_nothing(
     result = rolled_out.diff(rolled_out.cr(replicas=5), tmp_path)
     assert result.exit_code == 1, result.output
     ns = rolled_out.namespace
-    assert f"+++ merged/apps.v1.Deployment.{ns}.hello-app\n" in result.stdout
-    assert "-  replicas: 3\n+  replicas: 5\n" in result.stdout
+    assert f"+++ merged/autoscaling.v2.HorizontalPodAutoscaler.{ns}.hello-app\n" in result.stdout
+    assert "-  minReplicas: 3\n+  minReplicas: 5\n" in result.stdout
     changed = [ln.split(".")[-3] for ln in result.stdout.splitlines() if ln.startswith("+++ ")]
-    assert changed == ["Deployment", "HorizontalPodAutoscaler"]  # minReplicas follows
+    # the Deployment leaves spec.replicas to the autoscaler (leaveToOthers): no change there
+    assert changed == ["HorizontalPodAutoscaler"]
     assert "managedFields" not in result.stdout and "resourceVersion" not in result.stdout
     after = rolled_out.live("apps/v1", "Deployment", "hello-app")
     assert after is not None

@@ -36,10 +36,7 @@ def test_text_lists_components_by_level_with_what_they_wait_for() -> None:
 
 def test_text_shows_edge_conditions_and_for_each() -> None:
     stateful = graph(EXAMPLES / "stateful")
-    assert (
-        "  [3] app  <- migrate when live('migrate.job').status.succeeded | default(0) >= 1\n"
-        in stateful
-    )
+    assert "  [3] app  <- migrate ready\n" in stateful
     assert "  [1] worker (for each w in spec.workers)  <- queue-config\n" in graph(
         EXAMPLES / "fanout"
     )
@@ -54,8 +51,32 @@ def test_mermaid_draws_inferred_edges_dashed_and_declared_ones_solid() -> None:
     assert '  c0_ingress["ingress (if spec.ingress.enabled)"]\n' in out
 
 
-def test_mermaid_edge_labels_escape_the_characters_that_would_end_them() -> None:
-    out = graph(EXAMPLES / "stateful", "mermaid")
+WHEN_EDGE = """\
+    components:
+      - name: migrate
+        resources:
+          - name: job
+            object:
+              apiVersion: batch/v1
+              kind: Job
+              metadata: {name: "{{ name }}-m"}
+              spec:
+                template:
+                  spec:
+                    restartPolicy: Never
+                    containers: [{name: m, image: migrate}]
+      - name: app
+        dependsOn:
+          - component: migrate
+            when: "live('migrate.job').status.succeeded | default(0) >= 1"
+        resources:
+          - name: cm
+            object: {apiVersion: v1, kind: ConfigMap, metadata: {name: "{{ name }}-app"}}
+    """
+
+
+def test_mermaid_edge_labels_escape_the_characters_that_would_end_them(tmp_path: Path) -> None:
+    out = graph(write_bundle(tmp_path / "b", WHEN_EDGE), "mermaid")
     [edge] = [line for line in out.splitlines() if "c0_app" in line and "c0_migrate" in line]
     assert edge == (
         "  c0_migrate -->|\"live('migrate.job').status.succeeded #124; default(0) #gt;= 1\"| c0_app"
@@ -65,16 +86,17 @@ def test_mermaid_edge_labels_escape_the_characters_that_would_end_them() -> None
     assert label is not None and "|" not in label[1] and '"' not in label[1]
 
 
-def test_dot_draws_inferred_edges_dashed_and_labels_conditions() -> None:
+def test_dot_draws_inferred_edges_dashed_and_labels_conditions(tmp_path: Path) -> None:
     out = graph(EXAMPLES / "webapp", "dot")
     assert out.startswith('digraph "webapp" {\n')
     assert '  "config" -> "app" [style=dashed];\n' in out
     assert '  "app" -> "service";\n' in out
-    stateful = graph(EXAMPLES / "stateful", "dot")
+    conditional = graph(write_bundle(tmp_path / "b", WHEN_EDGE), "dot")
     assert (
         '  "migrate" -> "app" [label="live(\'migrate.job\').status.succeeded | default(0) >= 1"];\n'
-        in stateful
+        in conditional
     )
+    assert '  "migrate" -> "app" [label="ready"];\n' in graph(EXAMPLES / "stateful", "dot")
     assert out.rstrip().endswith("}")
 
 

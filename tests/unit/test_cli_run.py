@@ -56,7 +56,7 @@ def test_every_component_is_shown_deployed_and_then_verified(notes_dry_run: Resu
 def test_a_waiting_component_says_what_it_waits_for(notes_dry_run: Result) -> None:
     assert any(
         line.split()[1:3] == ["migrate", "waiting"]
-        and "for database: live('database.manifests-statefulset')" in line
+        and "for database to be ready: StatefulSet default/notes-db: 0 of 1" in line
         for line in progress_lines(notes_dry_run)
     )
 

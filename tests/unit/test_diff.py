@@ -3,6 +3,7 @@ against an in-memory "cluster" where the webapp operator has already rolled a CR
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 from collections.abc import Callable
@@ -307,14 +308,27 @@ def test_the_cr_the_operator_rolled_out_shows_no_difference(bundle: Bundle) -> N
 
 
 def test_a_replicas_change_shows_in_the_deployment(bundle: Bundle) -> None:
-    server = server_after_rollout(bundle, webapp_cr())
-    report = diff_cr(bundle, webapp_cr(replicas=5), server)
+    no_hpa = {"enabled": False}
+    server = server_after_rollout(bundle, webapp_cr(autoscaling=no_hpa))
+    report = diff_cr(bundle, webapp_cr(replicas=5, autoscaling=no_hpa), server)
     assert report.changed
     diffs = by_kind(report)
     assert "-  replicas: 3\n+  replicas: 5\n" in diffs["Deployment"].text
-    assert diffs["HorizontalPodAutoscaler"].action == "change"  # minReplicas follows
     assert diffs["ConfigMap"].action is None and diffs["Service"].action is None
     assert server.live.get("apps/v1", "Deployment", "hello-app", "default")["spec"]["replicas"] == 3
+
+
+def test_replicas_left_to_the_autoscaler_are_not_a_change_of_the_deployment(
+    bundle: Bundle,
+) -> None:
+    server = server_after_rollout(bundle, webapp_cr())
+    live = copy.deepcopy(server.live.get("apps/v1", "Deployment", "hello-app", "default"))
+    live["spec"]["replicas"] = 4  # the autoscaler scaled it
+    server.live.update(live, field_manager="autoscaler")
+    report = diff_cr(bundle, webapp_cr(replicas=5), server)
+    diffs = by_kind(report)
+    assert diffs["Deployment"].action is None  # the operator never reverts the autoscaler
+    assert "-  minReplicas: 3\n+  minReplicas: 5\n" in diffs["HorizontalPodAutoscaler"].text
 
 
 def test_dry_runs_apply_as_the_operator_does(bundle: Bundle) -> None:
@@ -382,7 +396,7 @@ def test_an_object_the_server_refuses_is_reported_and_the_rest_still_compared(
     server = server_after_rollout(bundle, webapp_cr(), refuse="Service")
     report = diff_cr(bundle, webapp_cr(replicas=4), server)
     assert report.errors == ("Service default/hello-web: Service is invalid: spec: Required value",)
-    assert by_kind(report)["Deployment"].action == "change"
+    assert by_kind(report)["HorizontalPodAutoscaler"].action == "change"
 
 
 def test_a_paused_cr_changes_nothing_and_says_so(bundle: Bundle) -> None:
@@ -431,8 +445,8 @@ def test_the_command_exits_1_and_prints_the_diff_when_something_would_change(
 ) -> None:
     result = run_diff(WEBAPP, "--cr", write_cr(tmp_path, replicas=5))
     assert result.exit_code == 1
-    assert "+++ merged/apps.v1.Deployment.default.hello-app" in result.stdout
-    assert "+  replicas: 5" in result.stdout
+    assert "+++ merged/autoscaling.v2.HorizontalPodAutoscaler.default.hello-app" in result.stdout
+    assert "+  minReplicas: 5" in result.stdout
 
 
 def test_a_refused_object_makes_the_command_exit_2(
@@ -442,7 +456,7 @@ def test_a_refused_object_makes_the_command_exit_2(
     result = run_diff(WEBAPP, "--cr", write_cr(tmp_path, replicas=5))
     assert result.exit_code == 2
     assert "error: Service default/hello-web: Service is invalid" in result.stderr
-    assert "+  replicas: 5" in result.stdout
+    assert "+  minReplicas: 5" in result.stdout
 
 
 def test_a_broken_bundle_exits_2_with_its_problems(tmp_path: Path) -> None:
@@ -477,3 +491,59 @@ def test_an_unreachable_cluster_exits_2_with_a_message(tmp_path: Path) -> None:
     assert result.stderr.startswith("error: ")
     assert "kubeconfig" in result.stderr
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+# -- generated passwords ----------------------------------------------------------------
+STATEFUL = REPO / "examples" / "operators" / "stateful"
+LIVE_PASSWORD = "S3cretTheOperatorMadeLive"[:24]
+
+
+def stateful_server_with_a_generated_password() -> tuple[Bundle, Obj, FakeServer]:
+    """A server where the operator rolled the stateful sample out with a real generated
+    password: the ``notes-oper8d-generated`` Secret holds it and the database credentials
+    Secret uses it, as ``SecretRandoms`` leaves them."""
+    bundle = load_bundle(STATEFUL)
+    cr = yaml.safe_load((STATEFUL / "samples" / "notes.yaml").read_text(encoding="utf-8"))
+    server = FakeServer(render_for_diff(bundle, cr).cluster, render_for_diff(bundle, cr).cluster)
+    live_cr = server.live.get("demo.oper8d.io/v1alpha1", "NotesApp", "notes", "default")
+    assert live_cr is not None
+    uid = live_cr["metadata"]["uid"]
+    encoded = base64.b64encode(LIVE_PASSWORD.encode()).decode()
+    for cluster in (server.live, server.scratch):
+        cluster.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {
+                    "name": "notes-oper8d-generated",
+                    "namespace": "default",
+                    "labels": {OWNER_LABEL: uid},
+                },
+                "data": {"db-password.24": encoded},
+            },
+            field_manager="oper8d",
+        )
+        creds = copy.deepcopy(cluster.get("v1", "Secret", "notes-db-credentials", "default"))
+        assert creds is not None
+        creds["data"]["password"] = encoded
+        creds.pop("stringData", None)
+        cluster.update(creds, field_manager="oper8d")
+    return bundle, cr, server
+
+
+def test_an_unchanged_generated_password_is_no_difference() -> None:
+    bundle, cr, server = stateful_server_with_a_generated_password()
+    report = diff_cr(bundle, cr, server)
+    assert [d.name for d in report.diffs if d.action is not None] == []
+    assert report.text == ""
+
+
+def test_a_changed_input_next_to_a_generated_password_shows_only_that_change() -> None:
+    bundle, cr, server = stateful_server_with_a_generated_password()
+    changed = copy.deepcopy(cr)
+    changed["spec"]["replicas"] = 3
+    report = diff_cr(bundle, changed, server)
+    assert [d.name for d in report.diffs if d.action is not None] == [
+        "apps.v1.Deployment.default.notes-app"
+    ]
+    assert LIVE_PASSWORD not in report.text

@@ -13,6 +13,7 @@ import pytest
 from bundles import build
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tutorial import TUTORIAL, tutorial_blocks, write_file_block
 
 from oper8d.bundle.compile import load_bundle
 from oper8d.manifests.package import InstallOptions, operator_manifests
@@ -356,13 +357,11 @@ def test_a_bundle_without_secrets_gets_no_rule_on_secrets(tmp_path: Path) -> Non
 
 
 def test_the_tutorial_bundle_gets_no_rule_on_secrets(tmp_path: Path) -> None:
-    text = (Path(__file__).resolve().parents[2] / "docs" / "tutorial.md").read_text()
-    blocks = [b.split("\n", 1)[1] for b in text.split("```yaml")[1:]]
-    blocks = [b.split("```")[0] for b in blocks]
-    # operator.yaml, then the components (and status) the tutorial adds to it
-    bundle_text = "".join(b for b in blocks if "kind: Greeter\nmetadata" not in b)
-    (tmp_path / "operator.yaml").write_text(bundle_text.replace("../schemas", "schemas"))
-    bundle = load_bundle(tmp_path)
+    # the files the tutorial writes, as its own test writes them
+    for block in tutorial_blocks(TUTORIAL.read_text(encoding="utf-8")):
+        if block.op:
+            write_file_block(block, tmp_path)
+    bundle = load_bundle(tmp_path / "greeter")
     assert [c.name for c in bundle.controllers[0].components] == ["config", "web", "service"]
     objs = [m.obj for m in operator_manifests(bundle, InstallOptions())]
     (role,) = of_kind(objs, "ClusterRole")

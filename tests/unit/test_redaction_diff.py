@@ -40,6 +40,7 @@ CR = {
     "spec": {},
 }
 REAL = "Zq8rT1vW3xY5aB7cD9eF"  # what the running operator generated
+OLD = "Hk2mP4nQ6rS8tU0vW1xY"  # what the objects still hold (the generated value was replaced)
 
 
 def test_the_real_and_the_offline_password_are_masked_on_both_sides(tmp_path: Path) -> None:
@@ -64,8 +65,8 @@ def test_the_real_and_the_offline_password_are_masked_on_both_sides(tmp_path: Pa
         field_manager="oper8d",
     )
     for kind, key, value in (
-        ("Secret", "data", {"password": base64.b64encode(REAL.encode()).decode()}),
-        ("ConfigMap", "data", {"url": f"postgres://app:{REAL}@db"}),
+        ("Secret", "data", {"password": base64.b64encode(OLD.encode()).decode()}),
+        ("ConfigMap", "data", {"url": f"postgres://app:{OLD}@db"}),
     ):
         name = "demo-creds" if kind == "Secret" else "demo-app"
         obj = live.cluster.get("v1", kind, name, "default")
@@ -73,10 +74,11 @@ def test_the_real_and_the_offline_password_are_masked_on_both_sides(tmp_path: Pa
     server = FakeServer(live.cluster, render_for_diff(bundle, CR).cluster)
     report = diff_cr(bundle, CR, server)
     assert offline.startswith("offline")
-    assert REAL not in report.text and offline not in report.text
+    assert REAL not in report.text and OLD not in report.text and offline not in report.text
     assert REAL[:8] not in report.text
     config = next(d for d in report.diffs if d.name == "v1.ConfigMap.default.demo-app")
-    # the values differ (real against offline): the change shows, the values do not
+    # the diff renders with the generated Secret's value (REAL), the objects hold OLD: the
+    # change shows, the values do not
     lines = config.text.splitlines()
     assert "-  url: postgres://app:***@db (before)" in lines
     assert "+  url: postgres://app:***@db (after)" in lines

@@ -129,6 +129,38 @@ def test_the_downstream_deploys_once_the_edge_condition_holds(tmp_path: Path) ->
     assert condition(h.cr(), "Reconciling")["status"] == "False"
 
 
+READY_EDGE = GATED.replace(
+    "      - component: db\n        when: \"live('db.sts').status.readyReplicas >= 1\"",
+    "      - {component: db, ready: true}",
+)
+
+
+def test_a_ready_dependency_waits_until_the_upstream_is_verified(tmp_path: Path) -> None:
+    assert "ready: true" in READY_EDGE
+    h = Harness(build(tmp_path, READY_EDGE), simulator=DefaultSimulator(delay_writes=2))
+    h.create({})
+    result = h.reconcile()
+    status = h.cr()["status"]["componentStatus"]
+    (waiting,) = [w for w in status["waiting"] if w["component"] == "app"]
+    # the upstream's own readiness verdict says what is missing
+    assert waiting["reason"].startswith("waiting for db to be ready: StatefulSet default/demo-db")
+    assert h.names("ConfigMap") == ["demo-side"]
+    assert result.error is not None and not result.error.fatal
+    h.settle()
+    assert h.names("ConfigMap") == ["demo-app", "demo-side", "demo-web"]
+    assert condition(h.cr(), "Ready")["reason"] == "Stable"
+
+
+def test_a_ready_dependency_on_a_disabled_component_does_not_wait(tmp_path: Path) -> None:
+    disabled = READY_EDGE.replace("  - name: db\n", "  - name: db\n    enabled: false\n", 1)
+    assert "enabled: false" in disabled
+    h = Harness(build(tmp_path, disabled), simulator=DefaultSimulator(delay_writes=2))
+    h.create({})
+    h.reconcile()
+    assert h.names("ConfigMap") == ["demo-app", "demo-side", "demo-web"]
+    assert h.objects("StatefulSet") == []
+
+
 REQUIRE = """
 components:
   - name: app
