@@ -305,7 +305,13 @@ class _Compiler:
             items = self._expr(fe.child("items"))
             key = self._expr(fe.child("key")) if fe.has("key") else None
             if items is not None:
-                for_each = ForEach(items=items, var=fe.get("as", "item"), key=key)
+                for_each = ForEach(
+                    items=items,
+                    var=fe.get("as", "item"),
+                    key=key,
+                    max_items=fe.get("maxItems"),
+                    pos=fe.pos,
+                )
         ready = self._rules(node.child("readyWhen"), component_level=True)
         # a forEach's instances may differ in name; components that may be disabled may
         # be alternatives (render checks those: engine.render)

@@ -130,6 +130,10 @@ class ForEach:
     items: Expr
     var: str = "item"
     key: Expr | None = None  # instance suffix; default: item.name, else the index
+    #: the bundle's bound on the number of items (``maxItems``); None: only the
+    #: process-wide ``forEachItems`` limit
+    max_items: int | None = None
+    pos: SourcePos | None = None  # of the ``forEach`` mapping, for errors
 
 
 @dataclass(frozen=True)

@@ -183,6 +183,12 @@ class Renderer:
             detail = f"forEach.items of component '{comp.name}' has {len(items)} items"
             hit = LimitExceeded("for_each_items", f"{detail} (at most {limit})")
             raise ConfigError(str(hit), pos=fe.items.pos)
+        if fe.max_items is not None and len(items) > fe.max_items:
+            raise ConfigError(
+                f"forEach.items of component '{comp.name}' has {len(items)} items; the "
+                f"bundle's forEach.maxItems allows at most {fe.max_items}",
+                pos=fe.pos or fe.items.pos,
+            )
         out: list[tuple[str, dict[str, Any]]] = []
         seen: set[str] = set()
         for index, item in enumerate(items):

@@ -5,15 +5,18 @@ needs, built from the bundle, and oper8's TemporaryPatch.
 version with a status subresource, printer columns (Ready, Reason, Version, the bundle's
 own, Age) and a schema whose ``spec`` is the bundle's spec schema in structural form
 (``manifests.structural``), beside a free-form top-level ``configOverrides`` and
-``status``. A CR without ``spec`` gets ``spec: {}`` from the API server, and so the
-schema's defaults, exactly as the engine treats it, unless the schema requires fields:
-then ``spec`` is required. ``temporary_patch_crd()`` is the CRD of ``oper8.org/v1
+``status``. A ``forEach`` with ``maxItems`` over a plain spec path (``spec.workers``) also
+bounds that array in the schema, so the API server refuses a longer list up front. A CR
+without ``spec`` gets ``spec: {}`` from the API server, and so the schema's defaults,
+exactly as the engine treats it, unless the schema requires fields: then ``spec`` is
+required. ``temporary_patch_crd()`` is the CRD of ``oper8.org/v1
 TemporaryPatch`` that oper8 users already have. Both are plain dicts, ready to apply.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,6 +36,8 @@ TEMPORARY_PATCH_PLURAL = "temporarypatches"
 TEMPORARY_PATCH_TYPES = ("patchStrategicMerge", "patchJson6902")
 
 _READY = '.status.conditions[?(@.type=="Ready")]'
+#: a ``forEach.items`` the CRD can bound: a bare dotted path of identifiers into the spec
+_PLAIN_SPEC_PATH = re.compile(r"spec(\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
 def crd_for(controller: ControllerSpec) -> dict[str, Any]:
@@ -150,12 +155,38 @@ def _spec_schema(controller: ControllerSpec) -> tuple[dict[str, Any], bool]:
             field="spec",
         )
         raise BundleError(problem)
+    _bound_for_each_arrays(controller, converted)
     if "default" in converted:
         return converted, False
     if validate_instance({}, converted):
         return converted, True  # {} is not a valid spec: make the CR say what it wants
     converted["default"] = {}
     return converted, False
+
+
+def _bound_for_each_arrays(controller: ControllerSpec, spec: dict[str, Any]) -> None:
+    """Give ``spec``'s array properties the ``maxItems`` of the forEaches over them.
+
+    Only a ``forEach.items`` that is a plain path (``spec.a.b``) names one property; the
+    bundle's own smaller ``maxItems`` there stays. A path the schema does not declare as
+    an array is left alone: render still enforces the bound.
+    """
+    for comp in controller.components:
+        fe = comp.for_each
+        if fe is None or fe.max_items is None:
+            continue
+        source = fe.items.source.strip()
+        if not _PLAIN_SPEC_PATH.fullmatch(source):
+            continue
+        node: Any = spec
+        for name in source.split(".")[1:]:
+            properties = node.get("properties") if isinstance(node, dict) else None
+            node = properties.get(name) if isinstance(properties, dict) else None
+        if not isinstance(node, dict) or node.get("type") != "array":
+            continue
+        current = node.get("maxItems")
+        if not isinstance(current, int) or current > fe.max_items:
+            node["maxItems"] = fe.max_items
 
 
 def _crd(kind: CRKind, schema: Mapping[str, Any], columns: list[dict[str, Any]]) -> dict[str, Any]:
