@@ -175,7 +175,8 @@ class Manager:
             plan.append((spec, cr_infs, owned))
         self.cache = CachedCluster(self.api, {k: v[0] for k, v in by_kind.items()})
         for spec, cr_infs, owned in plan:
-            changes = ChangeTracker(clock=opts.clock)  # skips unchanged CRs (engine.fingerprint)
+            # skips unchanged CRs (engine.fingerprint); opt-in, see ManagerOptions
+            changes = ChangeTracker(clock=opts.clock) if opts.skip_unchanged else None
             reconciler = Reconciler(
                 self.bundle,
                 spec,
