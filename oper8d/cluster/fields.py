@@ -24,9 +24,11 @@ field types and schemas, ``managedFields`` in returned objects (see
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from oper8d.cluster.listtypes import ListType, Shape
 from oper8d.errors import ClusterError
 
 Path = tuple[str, ...]
@@ -136,17 +138,51 @@ def _element_id(item: Any, key: str | None) -> str:
     return str(item.get(key)) if isinstance(item, Mapping) else repr(item)
 
 
-def leaves(tree: Mapping[str, Any], prefix: Path = ()) -> dict[Path, Any]:
-    """Every leaf path of ``tree`` with its value."""
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def item_id(item: Any, list_type: ListType) -> str:
+    """The path element naming one item of an associative list, as ``managedFields``
+    writes it: ``v:"value"`` in a set, ``k:{"name":"web"}`` in a map-list."""
+    if list_type.kind == "set" or not isinstance(item, Mapping):
+        return "v:" + _json(item)
+    return "k:" + _json({k: item[k] for k in list_type.keys if k in item})
+
+
+def _is_item(item: Any, part: str) -> bool:
+    if part.startswith("v:"):
+        return _json(item) == part[2:]
+    if part.startswith("k:") and isinstance(item, Mapping):
+        keys = json.loads(part[2:])
+        return isinstance(keys, dict) and _json({k: item.get(k) for k in keys}) == part[2:]
+    return False
+
+
+def _is_key_field(path: Path) -> bool:
+    """``path`` names a key field of a map-list item (which stays while the item does)."""
+    if len(path) < 2 or not path[-2].startswith("k:"):
+        return False
+    keys = json.loads(path[-2][2:])
+    return isinstance(keys, dict) and path[-1] in keys
+
+
+def leaves(tree: Mapping[str, Any], shape: Shape, prefix: Path = ()) -> dict[Path, Any]:
+    """Every path a manager owns by setting ``tree`` (at ``shape``), with its value: the
+    leaves, and each item of an associative list (its existence) with its own leaves."""
     out: dict[Path, Any] = {}
     for k, v in tree.items():
         path = (*prefix, k)
-        if path in KEYED_LISTS and isinstance(v, list):
-            key = KEYED_LISTS[path]
+        sub = shape.field(k)
+        if type(v) is list and v and (list_type := sub.list_type()).kind != "atomic":
+            items = sub.items()
             for item in v:
-                out[(*path, _element_id(item, key))] = item
-        elif (type(v) is dict or isinstance(v, Mapping)) and v:
-            out.update(leaves(v, path))
+                at = (*path, item_id(item, list_type))
+                out[at] = item
+                if list_type.kind == "map" and isinstance(item, Mapping):
+                    out.update(leaves(item, items, at))
+        elif (type(v) is dict or isinstance(v, Mapping)) and v and not sub.atomic_map:
+            out.update(leaves(v, sub, path))
         else:
             out[path] = v
     return out
@@ -154,9 +190,8 @@ def leaves(tree: Mapping[str, Any], prefix: Path = ()) -> dict[Path, Any]:
 
 def _child(node: Any, at: Path, part: str) -> Any:
     """The child ``part`` of ``node``, which sits at path ``at``; ``MISSING`` when absent."""
-    if at in KEYED_LISTS and isinstance(node, list):
-        key = KEYED_LISTS[at]
-        return next((x for x in node if _element_id(x, key) == part), MISSING)
+    if isinstance(node, list):
+        return next((x for x in node if _is_item(x, part)), MISSING)
     if isinstance(node, Mapping):
         return node.get(part, MISSING)
     return MISSING
@@ -174,7 +209,7 @@ def get_path(tree: Any, path: Path) -> Any:
 
 
 def delete_path(tree: dict[str, Any], path: Path) -> None:
-    """Remove ``path`` from ``tree`` in place, then the maps and keyed lists this leaves
+    """Remove ``path`` from ``tree`` in place, then the maps and lists this leaves
     empty (``metadata`` itself stays)."""
     nodes: list[Any] = [tree]  # nodes[d] sits at path[:d]
     for i, part in enumerate(path[:-1]):
@@ -184,10 +219,12 @@ def delete_path(tree: dict[str, Any], path: Path) -> None:
         nodes.append(child)
     parent, last = nodes[-1], path[-1]
     if isinstance(parent, list):
-        key = KEYED_LISTS.get(path[:-1])
-        parent[:] = [x for x in parent if _element_id(x, key) != last]
-    else:
-        parent.pop(last, None)
+        kept = [x for x in parent if not _is_item(x, last)]
+        if len(kept) == len(parent):
+            return
+        parent[:] = kept
+    elif parent.pop(last, MISSING) is MISSING:
+        return
     for depth in range(len(nodes) - 1, 0, -1):
         if nodes[depth] not in ({}, []) or not isinstance(nodes[depth - 1], dict):
             break
@@ -234,6 +271,64 @@ def merge(
     return out
 
 
+def _merge_list(
+    live: list[Any], applied: list[Any], list_type: ListType, items: Shape
+) -> list[Any]:
+    """An associative list merged as server-side apply does: items matched by identity
+    (applied items merged into the live ones), the live items' order kept, new items
+    where the applied list puts them."""
+    live_ids = [item_id(x, list_type) for x in live]
+    applied_by_id = {item_id(x, list_type): x for x in applied}
+    live_by_id = dict(zip(live_ids, live, strict=True))
+    applied_ids = list(applied_by_id)
+    out: list[Any] = []
+    seen: set[str] = set()
+    li = ai = 0
+    while li < len(live_ids) or ai < len(applied_ids):
+        if li < len(live_ids):
+            ident = live_ids[li]
+            if ident in seen:
+                li += 1
+                continue
+            if ident not in applied_by_id:
+                out.append(live[li])
+                seen.add(ident)
+                li += 1
+                continue
+        if ai >= len(applied_ids):
+            li += 1
+            continue
+        ident = applied_ids[ai]
+        ai += 1
+        if ident in seen:
+            continue
+        seen.add(ident)
+        before, value = live_by_id.get(ident, MISSING), applied_by_id[ident]
+        if list_type.kind == "map" and isinstance(before, dict) and isinstance(value, Mapping):
+            merged = clone(before)
+            _apply_into(merged, value, items)
+            out.append(merged)
+        else:
+            out.append(clone(value))
+    return out
+
+
+def _apply_into(target: dict[str, Any], config: Mapping[str, Any], shape: Shape) -> None:
+    for k, v in config.items():
+        sub = shape.field(k)
+        current = target.get(k)
+        if v is None:
+            continue  # no opinion: server-side apply ignores a null it is given
+        if type(v) is list and type(current) is list and sub.list_type().kind != "atomic":
+            target[k] = _merge_list(current, v, sub.list_type(), sub.items())
+        elif (type(v) is dict or isinstance(v, Mapping)) and not sub.atomic_map:
+            if not isinstance(current, dict):
+                current = target[k] = {}
+            _apply_into(current, v, sub)
+        else:
+            target[k] = clone(v)
+
+
 def differs(before: Any, after: Any) -> bool:
     """Whether a field changed. A map that exists before and after is unchanged: owning
     a map means owning its existence, not its contents."""
@@ -246,10 +341,10 @@ def differs(before: Any, after: Any) -> bool:
     return bool(before != after)
 
 
-def _related(a: Path, b: Path) -> bool:
-    """One path is the other or lies under it."""
-    n = min(len(a), len(b))
-    return a[:n] == b[:n]
+def _under(path: Path, owned: Iterable[Path]) -> bool:
+    """One of ``owned`` is ``path`` or lies under it."""
+    n = len(path)
+    return any(q[:n] == path for q in owned)
 
 
 def _fmt(path: Path) -> str:
@@ -261,28 +356,32 @@ def server_side_apply(
     config: Mapping[str, Any],
     owners: Owners,
     manager: str,
+    shape: Shape,
     *,
     force: bool,
     where: str,
 ) -> tuple[dict[str, Any], Owners]:
     """Apply ``config`` (a ``content()``) as ``manager`` over ``live`` (a ``content()``,
-    ``{}`` when creating). Returns the new content and the new ownership."""
-    applied = leaves(config)
+    ``{}`` when creating), lists and maps merged as ``shape`` (the kind's root) says.
+    Returns the new content and the new ownership."""
+    applied = leaves(config, shape)
     owned_now = frozenset(p for p, v in applied.items() if v is not None)
     others = {m: set(ps) for m, ps in owners.items() if m != manager}
     result: dict[str, Any] = clone(live)
     # Fields this manager applied before and dropped now are removed, unless someone
     # else owns them (or something under them): SSA's "remove what you stopped applying".
-    for path in sorted(owners.get(manager, frozenset()) - owned_now, key=len, reverse=True):
-        if any(_related(path, q) for ps in others.values() for q in ps):
+    # The key fields of a map-list item go with the item, never alone.
+    dropped = owners.get(manager, frozenset()) - owned_now
+    for path in sorted(dropped, key=len, reverse=True):
+        if _is_key_field(path) or any(_under(path, ps) for ps in others.values()):
             continue
         delete_path(result, path)
-    _merge_into(result, config, True, ())
+    _apply_into(result, config, shape)
     conflicts = sorted(
         (m, p)
         for m, ps in others.items()
         for p in ps
-        if differs(get_path(live, p), get_path(result, p))
+        if p in owned_now and differs(get_path(live, p), get_path(result, p))
     )
     if conflicts and not force:
         listed = "; ".join(f"{_fmt(p)} (owned by {m!r})" for m, p in conflicts)
@@ -300,12 +399,16 @@ def server_side_apply(
 
 
 def record_update(
-    old: Mapping[str, Any] | None, new: Mapping[str, Any], owners: Owners, manager: str
+    old: Mapping[str, Any] | None,
+    new: Mapping[str, Any],
+    owners: Owners,
+    manager: str,
+    shape: Shape,
 ) -> Owners:
     """Ownership after a non-apply write of ``new`` (a ``content()``) by ``manager``:
     it gains the fields it changed, the other managers lose them."""
     before: Mapping[str, Any] = old or {}
-    changed = {p for p, v in leaves(new).items() if differs(get_path(before, p), v)}
+    changed = {p for p, v in leaves(new, shape).items() if differs(get_path(before, p), v)}
     kept: dict[str, set[Path]] = {}
     for m, ps in owners.items():
         kept[m] = {

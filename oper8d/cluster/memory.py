@@ -83,6 +83,7 @@ from oper8d.cluster.selectors import as_selector
 from oper8d.cluster.simulate import Simulator
 from oper8d.cluster.store import Store, out, shaped
 from oper8d.errors import ClusterError
+from oper8d.kubeschema import KubeSchemas
 from oper8d.objects import Obj
 
 __all__ = ["MUTATING_VERBS", "MemoryCluster", "WatchHandler", "sequential_uids"]
@@ -109,11 +110,13 @@ class MemoryCluster:
         clock: Callable[[], datetime] | None = None,
         uid_factory: Callable[[], str] | None = None,
         simulator: Simulator | None = None,
+        schemas: KubeSchemas | None = None,
     ):
         self._store = Store(
             clock=clock or (lambda: datetime.now(UTC)),
             new_uid=uid_factory or (lambda: str(uuid.uuid4())),
             simulator=simulator,
+            schemas=schemas or KubeSchemas.builtin(),
         )
         self._lock = threading.RLock()
         self._handlers: list[WatchHandler] = []

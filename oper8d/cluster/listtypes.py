@@ -1,0 +1,119 @@
+"""How server-side apply merges each list and map of a kind: read from its schema.
+
+Used by ``cluster.fields`` (through ``cluster.store``): the API server merges an applied
+list by its ``x-kubernetes-list-type`` (``atomic``: replaced whole, ``set``: by value,
+``map``: by the ``x-kubernetes-list-map-keys`` of its items) and a map by its
+``x-kubernetes-map-type`` (``atomic`` maps such as label selectors are replaced whole).
+Built-in kinds take this from the shipped OpenAPI schemas (``oper8d.kubeschema``), where
+a list without a list type but with ``x-kubernetes-patch-strategy: merge`` is a map keyed
+by its patch merge key (or a set of scalars), as the apiserver's conversion of those
+schemas makes it. Custom kinds take it from their CRD's structural schema, where a list
+without a list type is atomic, like every list under ``x-kubernetes-preserve-unknown-
+fields`` and every list of a kind whose schema is unknown. ``metadata`` is ObjectMeta for
+every kind, so finalizers (a set) and ownerReferences (keyed by uid) merge everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from oper8d.kubeschema import KubeSchemas
+
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+ListKind = Literal["atomic", "set", "map"]
+
+
+@dataclass(frozen=True)
+class ListType:
+    kind: ListKind
+    keys: tuple[str, ...] = ()
+
+
+ATOMIC = ListType("atomic")
+
+
+class Shape:
+    """One position in a kind's schema: what is below it and how it merges. A shape
+    without a schema (unknown kind, free-form content) has atomic lists and granular
+    maps."""
+
+    __slots__ = ("_defs", "_schema")
+
+    def __init__(self, schema: Mapping[str, Any] | None, defs: Mapping[str, Any]) -> None:
+        self._defs = defs
+        self._schema = _resolve(schema, defs)
+
+    def field(self, name: str) -> Shape:
+        schema = self._schema
+        if schema is None:
+            return Shape(None, self._defs)
+        props = schema.get("properties")
+        if isinstance(props, Mapping) and name in props:
+            return Shape(props[name], self._defs)
+        extra = schema.get("additionalProperties")
+        return Shape(extra if isinstance(extra, Mapping) else None, self._defs)
+
+    def items(self) -> Shape:
+        items = self._schema.get("items") if self._schema is not None else None
+        return Shape(items if isinstance(items, Mapping) else None, self._defs)
+
+    def list_type(self) -> ListType:
+        schema = self._schema
+        if schema is None:
+            return ATOMIC
+        declared = schema.get("x-kubernetes-list-type")
+        if declared == "set":
+            return ListType("set")
+        if declared == "map":
+            keys = schema.get("x-kubernetes-list-map-keys") or ()
+            return ListType("map", tuple(str(k) for k in keys)) if keys else ATOMIC
+        if declared is None and "merge" in str(schema.get("x-kubernetes-patch-strategy", "")):
+            key = schema.get("x-kubernetes-patch-merge-key")
+            return ListType("map", (str(key),)) if key else ListType("set")
+        return ATOMIC
+
+    @property
+    def atomic_map(self) -> bool:
+        return self._schema is not None and self._schema.get("x-kubernetes-map-type") == "atomic"
+
+
+def _resolve(schema: Mapping[str, Any] | None, defs: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    for _ in range(8):  # a $ref to a $ref (never deep)
+        if schema is None:
+            return None
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            schema = defs.get(ref)
+            continue
+        all_of = schema.get("allOf")
+        if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping):
+            schema = all_of[0]
+            continue
+        return schema
+    return None
+
+
+class ListTypes:
+    """The root ``Shape`` of each kind the cluster knows. Immutable: ``with_crd`` returns
+    a new one that also knows a CRD's versions."""
+
+    def __init__(self, schemas: KubeSchemas) -> None:
+        self.schemas = schemas
+
+    def with_crd(self, crd: Mapping[str, Any]) -> ListTypes:
+        return ListTypes(self.schemas.with_crds([crd]))
+
+    def root(self, api_version: str, kind: str, stored_as: str | None = None) -> Shape:
+        """The shape of ``kind`` in ``api_version``; when that version has no known
+        schema (``apps/v1beta2``), the one of the version the object is stored as."""
+        defs: Mapping[str, Any] = self.schemas.definitions
+        schema = self.schemas.raw_schema(api_version, kind)
+        if schema is None and stored_as:
+            schema = self.schemas.raw_schema(stored_as, kind)
+        if schema is None:
+            schema = {"type": "object"}
+        props = dict(schema.get("properties") or {})
+        props["metadata"] = {"$ref": OBJECT_META}
+        return Shape({**schema, "properties": props}, defs)
