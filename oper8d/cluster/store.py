@@ -20,6 +20,7 @@ from typing import Any
 
 from oper8d.cluster import admission, fields
 from oper8d.cluster.base import Propagation
+from oper8d.cluster.defaults import fill_key_defaults
 from oper8d.cluster.deletion import DeletionMixin
 from oper8d.cluster.index import Key, ObjectIndex
 from oper8d.cluster.listtypes import ListTypes, Shape
@@ -149,7 +150,7 @@ class Store(DeletionMixin):
             raise ClusterError(
                 f"{admission.describe(obj)}: resourceVersion must not be set on create", status=400
             )
-        new = fields.content(obj)
+        new = self._content(obj)
         owners = fields.record_update(None, new, {}, manager, self._shape(obj))
         return self._write(key, _compose(new, key, obj), owners)
 
@@ -166,7 +167,7 @@ class Store(DeletionMixin):
         live = fields.content(entry.obj) if entry else {}
         new, owners = fields.server_side_apply(
             live,
-            fields.content(obj),
+            self._content(obj),
             entry.owners if entry else {},
             manager,
             self._shape(obj),
@@ -180,7 +181,7 @@ class Store(DeletionMixin):
         key, entry = self._existing(obj)
         check_preconditions(obj, entry.obj)
         live = fields.content(entry.obj)
-        new = fields.merge(live, fields.content(obj)) if merge else fields.content(obj)
+        new = fields.merge(live, self._content(obj)) if merge else self._content(obj)
         owners = fields.record_update(live, new, entry.owners, manager, self._shape(obj))
         return self._write(key, _compose(new, key, entry.obj), owners)
 
@@ -190,6 +191,7 @@ class Store(DeletionMixin):
         check_preconditions({**target, "metadata": preconditions}, entry.obj)
         live = fields.content(entry.obj)
         new = fields.merge(live, fields.content(patch), keyed=False)
+        fill_key_defaults(new, self._shape(target))
         owners = fields.record_update(live, new, entry.owners, manager, self._shape(target))
         return self._write(key, _compose(new, key, entry.obj), owners)
 
@@ -291,6 +293,13 @@ class Store(DeletionMixin):
         self._write(key, new, self._objects[key].owners)
 
     # -- helpers ------------------------------------------------------------------------
+    def _content(self, obj: Obj) -> dict[str, Any]:
+        """What the client writes (``obj``: its private copy), with the defaults that
+        decide list item identities filled in."""
+        new = fields.content(obj)
+        fill_key_defaults(new, self._shape(obj))
+        return new
+
     def _shape(self, obj: Obj) -> Shape:
         entry = self._objects.get(self.key_of(obj))
         stored_as = str(entry.obj["apiVersion"]) if entry else None

@@ -214,7 +214,8 @@ def test_examples_apply_alike(real: KubeCluster, namespace: str, index: int) -> 
     obj["metadata"]["namespace"] = namespace
     obj["metadata"]["name"] = f"{obj['metadata']['name']}-{index}"
     steps = [("op", obj), ("op", _vary(obj)), ("other", _partial(obj))]
-    assert compare(real, steps) == []
+    problems = compare(real, steps)
+    assert not problems, problems[0]
 
 
 # -- generated Deployments --------------------------------------------------------------------
@@ -299,7 +300,7 @@ def _other_deployment(namespace: str, name: str, generated: Obj) -> Obj:
 
 
 @settings(
-    max_examples=40,
+    max_examples=30,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
@@ -314,7 +315,8 @@ def test_generated_deployments_apply_alike(
         ("op", _deployment(namespace, name, second)),
         ("other", _other_deployment(namespace, name, other)),
     ]
-    assert compare(real, steps) == []
+    problems = compare(real, steps)
+    assert not problems, problems[0]
 
 
 # -- a custom resource with map, set and atomic lists ----------------------------------------
@@ -403,7 +405,7 @@ def gadgets(real: KubeCluster, envtest: Any) -> Iterator[str]:
 
 
 @settings(
-    max_examples=40,
+    max_examples=30,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
@@ -419,4 +421,5 @@ def test_generated_custom_resources_apply_alike(
         return {"apiVersion": gadgets, "kind": "Gadget", "metadata": meta, "spec": spec}
 
     steps = [("op", gadget(first)), ("op", gadget(second)), ("other", gadget(other))]
-    assert compare(real, steps, crds=(GADGET_CRD,)) == []
+    problems = compare(real, steps, crds=(GADGET_CRD,))
+    assert not problems, problems[0]
