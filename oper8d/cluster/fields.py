@@ -174,7 +174,8 @@ def leaves(tree: Mapping[str, Any], shape: Shape, prefix: Path = ()) -> dict[Pat
     for k, v in tree.items():
         path = (*prefix, k)
         sub = shape.field(k)
-        if type(v) is list and v and (list_type := sub.list_type()).kind != "atomic":
+        if type(v) is list and (list_type := sub.list_type()).kind != "atomic":
+            # (an empty associative list gives no path: nobody owns it, nothing removes it)
             items = sub.items()
             for item in v:
                 at = (*path, item_id(item, list_type))
