@@ -276,41 +276,33 @@ def _merge_list(
     live: list[Any], applied: list[Any], list_type: ListType, items: Shape
 ) -> list[Any]:
     """An associative list merged as server-side apply does: items matched by identity
-    (applied items merged into the live ones), the live items' order kept, new items
-    where the applied list puts them."""
-    live_ids = [item_id(x, list_type) for x in live]
+    (applied items merged into the live ones), in the applied list's order; an item only
+    the live list has stays after the live item it followed (or first, when no applied
+    item precedes it in the live list)."""
     applied_by_id = {item_id(x, list_type): x for x in applied}
-    live_by_id = dict(zip(live_ids, live, strict=True))
-    applied_ids = list(applied_by_id)
-    out: list[Any] = []
-    seen: set[str] = set()
-    li = ai = 0
-    while li < len(live_ids) or ai < len(applied_ids):
-        if li < len(live_ids):
-            ident = live_ids[li]
-            if ident in seen:
-                li += 1
-                continue
-            if ident not in applied_by_id:
-                out.append(live[li])
-                seen.add(ident)
-                li += 1
-                continue
-        if ai >= len(applied_ids):
-            li += 1
+    live_by_id: dict[str, Any] = {}
+    leading: list[Any] = []  # live-only items before any applied one
+    following: dict[str, list[Any]] = {}  # applied item -> the live-only items after it
+    trail = leading
+    for item in live:
+        ident = item_id(item, list_type)
+        if ident in live_by_id:
             continue
-        ident = applied_ids[ai]
-        ai += 1
-        if ident in seen:
-            continue
-        seen.add(ident)
-        before, value = live_by_id.get(ident, MISSING), applied_by_id[ident]
+        live_by_id[ident] = item
+        if ident in applied_by_id:
+            trail = following.setdefault(ident, [])
+        else:
+            trail.append(item)
+    out = list(leading)
+    for ident, value in applied_by_id.items():
+        before = live_by_id.get(ident, MISSING)
         if list_type.kind == "map" and isinstance(before, dict) and isinstance(value, Mapping):
             merged = clone(before)
             _apply_into(merged, value, items)
             out.append(merged)
         else:
             out.append(clone(value))
+        out.extend(following.get(ident, ()))
     return out
 
 
