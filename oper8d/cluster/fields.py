@@ -276,33 +276,35 @@ def _merge_list(
     live: list[Any], applied: list[Any], list_type: ListType, items: Shape
 ) -> list[Any]:
     """An associative list merged as server-side apply does: items matched by identity
-    (applied items merged into the live ones), in the applied list's order; an item only
-    the live list has stays after the live item it followed (or first, when no applied
-    item precedes it in the live list)."""
+    (applied items merged into the live ones), in the applied list's order. An item only
+    the live list has stays just before the live item it preceded that is also applied,
+    or, after the last such item, just after it (first when the lists share no item)."""
     applied_by_id = {item_id(x, list_type): x for x in applied}
     live_by_id: dict[str, Any] = {}
-    leading: list[Any] = []  # live-only items before any applied one
-    following: dict[str, list[Any]] = {}  # applied item -> the live-only items after it
-    trail = leading
+    before: dict[str, list[Any]] = {}  # applied item -> the live-only items just before it
+    run: list[Any] = []
+    last_shared: str | None = None
     for item in live:
         ident = item_id(item, list_type)
         if ident in live_by_id:
             continue
         live_by_id[ident] = item
         if ident in applied_by_id:
-            trail = following.setdefault(ident, [])
+            before[ident], run, last_shared = run, [], ident
         else:
-            trail.append(item)
-    out = list(leading)
+            run.append(item)
+    out: list[Any] = [] if last_shared else run
     for ident, value in applied_by_id.items():
-        before = live_by_id.get(ident, MISSING)
-        if list_type.kind == "map" and isinstance(before, dict) and isinstance(value, Mapping):
-            merged = clone(before)
+        out.extend(before.get(ident, ()))
+        previous = live_by_id.get(ident, MISSING)
+        if list_type.kind == "map" and isinstance(previous, dict) and isinstance(value, Mapping):
+            merged = clone(previous)
             _apply_into(merged, value, items)
             out.append(merged)
         else:
             out.append(clone(value))
-        out.extend(following.get(ident, ()))
+        if ident == last_shared:
+            out.extend(run)
     return out
 
 
