@@ -275,36 +275,54 @@ def merge(
 def _merge_list(
     live: list[Any], applied: list[Any], list_type: ListType, items: Shape
 ) -> list[Any]:
-    """An associative list merged as server-side apply does: items matched by identity
-    (applied items merged into the live ones), in the applied list's order. An item only
-    the live list has stays just before the live item it preceded that is also applied,
-    or, after the last such item, just after it (first when the lists share no item)."""
+    """An associative list merged as server-side apply merges it: items matched by
+    identity (an applied item merged into the live one), the two orders interleaved.
+    Both lists are walked together: a live-only item comes out where the live walk meets
+    it; an applied item where the applied walk does, after the live-only items the live
+    list has before it, and the live walk then resumes after it."""
     applied_by_id = {item_id(x, list_type): x for x in applied}
+    live_ids: list[str] = []
     live_by_id: dict[str, Any] = {}
-    before: dict[str, list[Any]] = {}  # applied item -> the live-only items just before it
-    run: list[Any] = []
-    last_shared: str | None = None
     for item in live:
         ident = item_id(item, list_type)
-        if ident in live_by_id:
+        if ident not in live_by_id:
+            live_ids.append(ident)
+            live_by_id[ident] = item
+    position = {ident: i for i, ident in enumerate(live_ids)}
+    applied_ids = list(applied_by_id)
+    out: list[Any] = []
+    done: set[str] = set()
+
+    def live_only_until(end: int) -> None:
+        for ident in live_ids[li:end]:
+            if ident not in applied_by_id and ident not in done:
+                done.add(ident)
+                out.append(live_by_id[ident])
+
+    li = ai = 0
+    while li < len(live_ids) or ai < len(applied_ids):
+        if li < len(live_ids) and (live_ids[li] in done or live_ids[li] not in applied_by_id):
+            live_only_until(li + 1)
+            li += 1
             continue
-        live_by_id[ident] = item
-        if ident in applied_by_id:
-            before[ident], run, last_shared = run, [], ident
-        else:
-            run.append(item)
-    out: list[Any] = [] if last_shared else run
-    for ident, value in applied_by_id.items():
-        out.extend(before.get(ident, ()))
-        previous = live_by_id.get(ident, MISSING)
+        if ai >= len(applied_ids):
+            li += 1
+            continue
+        ident = applied_ids[ai]
+        ai += 1
+        if ident in done:
+            continue
+        if ident in position:
+            live_only_until(position[ident])
+            li = max(li, position[ident] + 1)
+        done.add(ident)
+        previous, value = live_by_id.get(ident, MISSING), applied_by_id[ident]
         if list_type.kind == "map" and isinstance(previous, dict) and isinstance(value, Mapping):
             merged = clone(previous)
             _apply_into(merged, value, items)
             out.append(merged)
         else:
             out.append(clone(value))
-        if ident == last_shared:
-            out.extend(run)
     return out
 
 
