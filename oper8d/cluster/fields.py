@@ -276,10 +276,12 @@ def _merge_list(
     live: list[Any], applied: list[Any], list_type: ListType, items: Shape
 ) -> list[Any]:
     """An associative list merged as server-side apply merges it: items matched by
-    identity (an applied item merged into the live one), the two orders interleaved.
-    Both lists are walked together: a live-only item comes out where the live walk meets
-    it; an applied item where the applied walk does, after the live-only items the live
-    list has before it, and the live walk then resumes after it."""
+    identity (an applied item merged into the live one), the two orders interleaved as
+    the apiserver interleaves them. Both lists are walked together: live-only items come
+    out as the live walk meets them; the applied walk then goes to the next item both
+    lists have, which comes out after the live-only items before it in the live list,
+    then the applied-only items before it in the applied list; the live walk resumes
+    after it."""
     applied_by_id = {item_id(x, list_type): x for x in applied}
     live_ids: list[str] = []
     live_by_id: dict[str, Any] = {}
@@ -293,37 +295,49 @@ def _merge_list(
     out: list[Any] = []
     done: set[str] = set()
 
-    def live_only_until(end: int) -> None:
-        for ident in live_ids[li:end]:
-            if ident not in applied_by_id and ident not in done:
-                done.add(ident)
-                out.append(live_by_id[ident])
-
-    li = ai = 0
-    while li < len(live_ids) or ai < len(applied_ids):
-        if li < len(live_ids) and (live_ids[li] in done or live_ids[li] not in applied_by_id):
-            live_only_until(li + 1)
-            li += 1
-            continue
-        if ai >= len(applied_ids):
-            li += 1
-            continue
-        ident = applied_ids[ai]
-        ai += 1
-        if ident in done:
-            continue
-        if ident in position:
-            live_only_until(position[ident])
-            li = max(li, position[ident] + 1)
+    def emit(ident: str) -> None:
         done.add(ident)
-        previous, value = live_by_id.get(ident, MISSING), applied_by_id[ident]
-        if list_type.kind == "map" and isinstance(previous, dict) and isinstance(value, Mapping):
+        previous, value = live_by_id.get(ident, MISSING), applied_by_id.get(ident, MISSING)
+        if value is MISSING:
+            out.append(previous)
+        elif list_type.kind == "map" and isinstance(previous, dict) and isinstance(value, Mapping):
             merged = clone(previous)
             _apply_into(merged, value, items)
             out.append(merged)
         else:
             out.append(clone(value))
-    return out
+
+    li = ai = 0
+    while True:
+        while li < len(live_ids) and (
+            live_ids[li] in done or live_ids[li] not in applied_by_id
+        ):
+            if live_ids[li] not in done:
+                emit(live_ids[li])
+            li += 1
+        pending: list[str] = []
+        shared: str | None = None
+        while ai < len(applied_ids):
+            ident = applied_ids[ai]
+            ai += 1
+            if ident in position:
+                if ident not in done:
+                    shared = ident
+                    break
+            elif ident not in done:
+                pending.append(ident)
+        if shared is None:
+            for ident in (*live_ids[li:], *pending):
+                if ident not in done:
+                    emit(ident)
+            return out
+        for ident in live_ids[li : position[shared]]:
+            if ident not in applied_by_id and ident not in done:
+                emit(ident)
+        for ident in pending:
+            emit(ident)
+        emit(shared)
+        li = max(li, position[shared] + 1)
 
 
 def _apply_into(target: dict[str, Any], config: Mapping[str, Any], shape: Shape) -> None:
