@@ -25,7 +25,7 @@ field types and schemas, ``managedFields`` in returned objects (see
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from oper8d.cluster.listtypes import ListType, Shape
@@ -209,9 +209,11 @@ def get_path(tree: Any, path: Path) -> Any:
     return node
 
 
-def delete_path(tree: dict[str, Any], path: Path) -> None:
+def delete_path(
+    tree: dict[str, Any], path: Path, keep: Collection[Path] = frozenset()
+) -> None:
     """Remove ``path`` from ``tree`` in place, then the maps and lists this leaves
-    empty (``metadata`` itself stays)."""
+    empty (``metadata`` itself stays, and so do the paths in ``keep``)."""
     nodes: list[Any] = [tree]  # nodes[d] sits at path[:d]
     for i, part in enumerate(path[:-1]):
         child = _child(nodes[-1], path[:i], part)
@@ -229,7 +231,7 @@ def delete_path(tree: dict[str, Any], path: Path) -> None:
     for depth in range(len(nodes) - 1, 0, -1):
         if nodes[depth] not in ({}, []) or not isinstance(nodes[depth - 1], dict):
             break
-        if path[:depth] == ("metadata",):
+        if path[:depth] == ("metadata",) or path[:depth] in keep:
             break
         nodes[depth - 1].pop(path[depth - 1])
 
@@ -395,15 +397,18 @@ def server_side_apply(
     owned_now = frozenset(p for p, v in applied.items() if v is not None)
     others = {m: set(ps) for m, ps in owners.items() if m != manager}
     result: dict[str, Any] = clone(live)
-    # Fields this manager applied before and dropped now are removed, unless someone
-    # else owns them (or something under them): SSA's "remove what you stopped applying".
-    # The key fields of a map-list item go with the item, never alone.
+    _apply_into(result, config, shape)
+    # The config is merged in, then the fields this manager applied before and dropped
+    # now are removed, unless someone else owns them (or something under them): SSA's
+    # "remove what you stopped applying". A list or map this empties goes too. The key
+    # fields of a map-list item go with the item, never alone.
     dropped = owners.get(manager, frozenset()) - owned_now
     for path in sorted(dropped, key=len, reverse=True):
-        if _is_key_field(path) or any(_under(path, ps) for ps in others.values()):
+        if _is_key_field(path) or _under(path, owned_now):
+            continue  # what is applied now lies under it
+        if any(_under(path, ps) for ps in others.values()):
             continue
-        delete_path(result, path)
-    _apply_into(result, config, shape)
+        delete_path(result, path, owned_now)
     conflicts = sorted(
         (m, p)
         for m, ps in others.items()
