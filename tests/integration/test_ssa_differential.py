@@ -312,7 +312,7 @@ def _other_deployment(namespace: str, name: str, generated: Obj) -> Obj:
 
 
 @settings(
-    max_examples=30,
+    max_examples=75,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
@@ -420,7 +420,7 @@ def gadgets(real: KubeCluster, envtest: Any) -> Iterator[str]:
 
 
 @settings(
-    max_examples=30,
+    max_examples=75,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
