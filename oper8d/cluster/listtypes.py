@@ -32,6 +32,7 @@ class ListType:
 
 
 ATOMIC = ListType("atomic")
+_EMBEDDED = frozenset({"apiVersion", "kind", "metadata"})
 
 
 class Shape:
@@ -39,11 +40,30 @@ class Shape:
     without a schema (unknown kind, free-form content) has atomic lists and granular
     maps."""
 
-    __slots__ = ("_defs", "_schema")
+    __slots__ = ("_builtin", "_defs", "_schema")
 
-    def __init__(self, schema: Mapping[str, Any] | None, defs: Mapping[str, Any]) -> None:
+    def __init__(
+        self, schema: Mapping[str, Any] | None, defs: Mapping[str, Any], builtin: bool = False
+    ) -> None:
         self._defs = defs
+        # (only built-in definitions are reached through a $ref)
+        self._builtin = builtin or (schema is not None and "$ref" in schema)
         self._schema = _resolve(schema, defs)
+
+    def declares(self, name: str) -> bool:
+        """Whether a field ``name`` may be stored here: declared, a map's key, or under a
+        schema that keeps unknown fields (a built-in free-form object, a custom one with
+        ``x-kubernetes-preserve-unknown-fields``, or no schema at all)."""
+        schema = self._schema
+        if schema is None or schema.get("x-kubernetes-preserve-unknown-fields"):
+            return True
+        props = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        if (isinstance(props, Mapping) and name in props) or extra not in (None, False):
+            return True
+        if schema.get("x-kubernetes-embedded-resource") and name in _EMBEDDED:
+            return True
+        return self._builtin and not props and schema.get("type") in (None, "object")
 
     def field(self, name: str) -> Shape:
         schema = self._schema
@@ -51,13 +71,15 @@ class Shape:
             return Shape(None, self._defs)
         props = schema.get("properties")
         if isinstance(props, Mapping) and name in props:
-            return Shape(props[name], self._defs)
+            return Shape(props[name], self._defs, self._builtin)
+        if schema.get("x-kubernetes-embedded-resource") and name == "metadata":
+            return Shape({"$ref": OBJECT_META}, self._defs)
         extra = schema.get("additionalProperties")
-        return Shape(extra if isinstance(extra, Mapping) else None, self._defs)
+        return Shape(extra if isinstance(extra, Mapping) else None, self._defs, self._builtin)
 
     def items(self) -> Shape:
         items = self._schema.get("items") if self._schema is not None else None
-        return Shape(items if isinstance(items, Mapping) else None, self._defs)
+        return Shape(items if isinstance(items, Mapping) else None, self._defs, self._builtin)
 
     def list_type(self) -> ListType:
         schema = self._schema
@@ -111,9 +133,14 @@ class ListTypes:
         defs: Mapping[str, Any] = self.schemas.definitions
         schema = self.schemas.raw_schema(api_version, kind)
         if schema is None and stored_as:
-            schema = self.schemas.raw_schema(stored_as, kind)
-        if schema is None:
-            schema = {"type": "object"}
+            api_version = stored_as
+            schema = self.schemas.raw_schema(api_version, kind)
+        info = self.schemas.kind_info(api_version, kind)
+        builtin = info is not None and info.builtin
+        if schema is None:  # not known: anything goes, lists are atomic
+            schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
         props = dict(schema.get("properties") or {})
         props["metadata"] = {"$ref": OBJECT_META}
-        return Shape({**schema, "properties": props}, defs)
+        for name in ("apiVersion", "kind"):
+            props.setdefault(name, {"type": "string"})
+        return Shape({**schema, "properties": props}, defs, builtin)

@@ -167,7 +167,7 @@ class Store(DeletionMixin):
         live = fields.content(entry.obj) if entry else {}
         new, owners = fields.server_side_apply(
             live,
-            self._content(obj),
+            self._content(obj, apply=True),
             entry.owners if entry else {},
             manager,
             self._shape(obj),
@@ -191,6 +191,7 @@ class Store(DeletionMixin):
         check_preconditions({**target, "metadata": preconditions}, entry.obj)
         live = fields.content(entry.obj)
         new = fields.merge(live, fields.content(patch), keyed=False)
+        admission.prune_unknown(new, self._shape(target))
         fill_key_defaults(new, self._shape(target))
         owners = fields.record_update(live, new, entry.owners, manager, self._shape(target))
         return self._write(key, _compose(new, key, entry.obj), owners)
@@ -293,11 +294,16 @@ class Store(DeletionMixin):
         self._write(key, new, self._objects[key].owners)
 
     # -- helpers ------------------------------------------------------------------------
-    def _content(self, obj: Obj) -> dict[str, Any]:
-        """What the client writes (``obj``: its private copy), with the defaults that
-        decide list item identities filled in."""
+    def _content(self, obj: Obj, *, apply: bool = False) -> dict[str, Any]:
+        """What the client writes (``obj``: its private copy): unknown fields refused
+        (apply) or dropped, the defaults that decide list item identities filled in."""
         new = fields.content(obj)
-        fill_key_defaults(new, self._shape(obj))
+        shape = self._shape(obj)
+        if apply:
+            admission.refuse_unknown(obj, new, shape)
+        else:
+            admission.prune_unknown(new, shape)
+        fill_key_defaults(new, shape)
         return new
 
     def _shape(self, obj: Obj) -> Shape:

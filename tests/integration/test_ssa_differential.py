@@ -230,6 +230,30 @@ def test_examples_apply_alike(real: KubeCluster, namespace: str, index: int) -> 
     assert not problems, problems[0]
 
 
+# -- unknown fields ----------------------------------------------------------------------------
+
+
+def _unknown_field_cases(namespace: str) -> list[tuple[str, Obj]]:
+    deployment = copy.deepcopy(next(o for n, o in EXAMPLES if o["kind"] == "Deployment"))
+    deployment["metadata"].update(namespace=namespace)
+    typo = copy.deepcopy(deployment)
+    typo["spec"]["replica"] = 2
+    deep = copy.deepcopy(deployment)
+    deep["spec"]["template"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always"
+    meta = {"name": "cm", "namespace": namespace}
+    configmap = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "dat": {"a": "b"}}
+    return [("spec.replica", typo), ("a container field", deep), ("a top-level field", configmap)]
+
+
+@pytest.mark.parametrize("which", range(3))
+def test_unknown_fields_are_refused_alike(real: KubeCluster, namespace: str, which: int) -> None:
+    _what, obj = _unknown_field_cases(namespace)[which]
+    obj["metadata"]["name"] = f"unknown-{next(_names)}"
+    problems = compare(real, [("op", obj)])
+    assert not problems, problems[0]
+    assert _read(real, obj) is None  # refused on both sides, not dropped
+
+
 # -- generated Deployments --------------------------------------------------------------------
 
 _ENV = st.lists(
