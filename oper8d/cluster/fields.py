@@ -1,25 +1,30 @@
 """Field paths, merges and field ownership behind the in-memory cluster's writes.
 
-Used only by ``cluster.memory``. Objects are plain JSON-like dicts; a *path* is a tuple of
-map keys (``("spec", "replicas")``). This module approximates the API server's
-server-side apply (SSA) closely enough for dry runs and bundle tests:
+Used only by ``cluster.store``. Objects are plain JSON-like dicts; a *path* is a tuple of
+map keys (``("spec", "replicas")``) and list item names as ``managedFields`` writes them
+(``k:{"name":"web"}`` in a list keyed by name, ``v:"example.com/x"`` in a set). Server-side
+apply (SSA) follows the apiserver, lists and maps merging as the kind's schema says
+(``cluster.listtypes``):
 
-* A *leaf* is anything that is not a non-empty map: a scalar, a list (lists are atomic:
-  applying a list replaces it whole), or an empty map (``emptyDir: {}``).
-* Two lists are not atomic because controllers share them: ``metadata.finalizers`` (a
-  set) and ``metadata.ownerReferences`` (keyed by ``uid``). Their elements are leaves of
-  their own, so managers add and drop their own entries without touching the others'.
-* For every object the cluster remembers, per field manager, the set of leaf paths it
-  owns. ``server_side_apply`` removes the paths a manager owned before and no longer
-  applies (unless another manager owns them too), merges the applied config in (maps
-  recurse), and reports a conflict for fields another manager owns whose value would
-  change: with ``force`` the applier takes them over, without it the apply fails (409).
+* A *leaf* is a scalar, an atomic list (replaced whole), an atomic map (a label
+  selector) or an empty map (``emptyDir: {}``). An item of a set or of a map-list is a
+  path of its own (its existence), and a map-list item's fields are leaves under it, so
+  managers add and drop their own items and item fields without touching the others'.
+  An empty associative list gives no path (nobody owns it).
+* For every object the cluster remembers, per field manager, the set of paths it owns.
+  ``server_side_apply`` merges the applied config in (maps recurse, associative lists
+  merge item by item, in the order ``_merge_list`` describes), then removes the paths the
+  manager owned before and no longer applies (unless another manager owns them or
+  something under them; a map-list item's key fields go only with the item), and
+  reports a conflict for fields another manager owns whose value would change: with
+  ``force`` the applier takes them over, without it the apply fails (409).
 * A non-apply write (create, update, replace, patch) hands the fields it changed to its
   manager and takes them from the others, as the API server does for Update operations.
+  Its merges (``merge``: read-modify-write and JSON merge patch) keep the simpler rule:
+  lists replace, except ``KEYED_LISTS``.
 
-Not modelled: other associative lists (containers by name, ports, env ...: atomic here),
-field types and schemas, ``managedFields`` in returned objects (see
-``MemoryCluster.managed_fields``).
+Not modelled: ``managedFields`` in returned objects (see ``MemoryCluster.managed_fields``),
+versions of the same object with different schemas, ``$patch``-style directives.
 """
 
 from __future__ import annotations
