@@ -33,7 +33,7 @@ import json
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from oper8d.cluster.listtypes import ListType, Shape
+from oper8d.cluster.listtypes import ListType, Shape, is_item, item_id
 from oper8d.errors import ClusterError
 
 Path = tuple[str, ...]
@@ -143,27 +143,6 @@ def _element_id(item: Any, key: str | None) -> str:
     return str(item.get(key)) if isinstance(item, Mapping) else repr(item)
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-
-
-def item_id(item: Any, list_type: ListType) -> str:
-    """The path element naming one item of an associative list, as ``managedFields``
-    writes it: ``v:"value"`` in a set, ``k:{"name":"web"}`` in a map-list."""
-    if list_type.kind == "set" or not isinstance(item, Mapping):
-        return "v:" + _json(item)
-    return "k:" + _json({k: item[k] for k in list_type.keys if k in item})
-
-
-def _is_item(item: Any, part: str) -> bool:
-    if part.startswith("v:"):
-        return _json(item) == part[2:]
-    if part.startswith("k:") and isinstance(item, Mapping):
-        keys = json.loads(part[2:])
-        return isinstance(keys, dict) and _json({k: item.get(k) for k in keys}) == part[2:]
-    return False
-
-
 def _is_key_field(path: Path) -> bool:
     """``path`` names a key field of a map-list item (which stays while the item does)."""
     if len(path) < 2 or not path[-2].startswith("k:"):
@@ -197,7 +176,7 @@ def leaves(tree: Mapping[str, Any], shape: Shape, prefix: Path = ()) -> dict[Pat
 def _child(node: Any, at: Path, part: str) -> Any:
     """The child ``part`` of ``node``, which sits at path ``at``; ``MISSING`` when absent."""
     if isinstance(node, list):
-        return next((x for x in node if _is_item(x, part)), MISSING)
+        return next((x for x in node if is_item(x, part)), MISSING)
     if isinstance(node, Mapping):
         return node.get(part, MISSING)
     return MISSING
@@ -227,7 +206,7 @@ def delete_path(
         nodes.append(child)
     parent, last = nodes[-1], path[-1]
     if isinstance(parent, list):
-        kept = [x for x in parent if not _is_item(x, last)]
+        kept = [x for x in parent if not is_item(x, last)]
         if len(kept) == len(parent):
             return
         parent[:] = kept

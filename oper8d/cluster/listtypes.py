@@ -15,6 +15,7 @@ every kind, so finalizers (a set) and ownerReferences (keyed by uid) merge every
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -144,3 +145,25 @@ class ListTypes:
         for name in ("apiVersion", "kind"):
             props.setdefault(name, {"type": "string"})
         return Shape({**schema, "properties": props}, defs, builtin)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def item_id(item: Any, list_type: ListType) -> str:
+    """The path element naming one item of an associative list, as ``managedFields``
+    writes it: ``v:"value"`` in a set, ``k:{"name":"web"}`` in a map-list."""
+    if list_type.kind == "set" or not isinstance(item, Mapping):
+        return "v:" + _json(item)
+    return "k:" + _json({k: item[k] for k in list_type.keys if k in item})
+
+
+def is_item(item: Any, part: str) -> bool:
+    """Whether ``item`` is the list item the path element ``part`` names."""
+    if part.startswith("v:"):
+        return _json(item) == part[2:]
+    if part.startswith("k:") and isinstance(item, Mapping):
+        keys = json.loads(part[2:])
+        return isinstance(keys, dict) and _json({k: item.get(k) for k in keys}) == part[2:]
+    return False
