@@ -8,7 +8,9 @@ instead of passing offline and failing in production.
 ``mutate`` does the server-side rewrites (Secret ``stringData`` folded into ``data``,
 Service cluster IPs kept and allocated); ``validate`` raises ``ClusterError`` with status
 422 (invalid) or 400 (malformed), naming the object and the field. Only the rules most
-likely to bite an operator are modelled; there is no schema validation.
+likely to bite an operator are modelled. Unknown fields follow the kind's schema
+(``cluster.listtypes``): a server-side apply with one is refused (``refuse_unknown``),
+other writes drop them (``prune_unknown``), as the apiserver does by default.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from oper8d.cluster.listtypes import Shape
 from oper8d.cluster.selectors import (
     label_key_problem,
     label_value_problem,
@@ -268,3 +271,50 @@ def sorted_keys(value: Any) -> Any:
     if isinstance(value, list):
         return [sorted_keys(v) for v in value]
     return value
+
+
+def unknown_fields(tree: Mapping[str, Any], shape: Shape, at: tuple[str, ...] = ()) -> list[str]:
+    """The fields of ``tree`` (a write's content, at ``shape``) its schema does not have,
+    as ``.spec.replica`` paths (list items by index)."""
+    out: list[str] = []
+    for key, value in tree.items():
+        path = (*at, str(key))
+        if not shape.declares(key):
+            out.append("." + ".".join(path))
+            continue
+        sub = shape.field(key)
+        if isinstance(value, Mapping):
+            out += unknown_fields(value, sub, path)
+        elif isinstance(value, list):
+            items = sub.items()
+            for i, item in enumerate(value):
+                if isinstance(item, Mapping):
+                    out += unknown_fields(item, items, (*path[:-1], f"{path[-1]}[{i}]"))
+    return out
+
+
+def prune_unknown(tree: dict[str, Any], shape: Shape) -> None:
+    """Drop, in place, the fields the schema does not have: what the apiserver does on a
+    create, update or patch (a built-in kind's decoder drops them, a custom resource's
+    structural schema prunes them)."""
+    for key in [k for k in tree if not shape.declares(k)]:
+        del tree[key]
+    for key, value in tree.items():
+        sub = shape.field(key)
+        if type(value) is dict:
+            prune_unknown(value, sub)
+        elif type(value) is list:
+            items = sub.items()
+            for item in value:
+                if type(item) is dict:
+                    prune_unknown(item, items)
+
+
+def refuse_unknown(obj: Obj, content: Mapping[str, Any], shape: Shape) -> None:
+    """A server-side apply with fields the schema does not have fails, as on the
+    apiserver (which cannot type the applied configuration)."""
+    unknown = unknown_fields(content, shape)
+    if unknown:
+        listed = ", ".join(f"{p}: field not declared in schema" for p in unknown[:5])
+        raise ClusterError(f"{describe(obj)}: failed to create typed patch object: {listed}",
+                           status=500)

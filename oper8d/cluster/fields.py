@@ -1,32 +1,39 @@
 """Field paths, merges and field ownership behind the in-memory cluster's writes.
 
-Used only by ``cluster.memory``. Objects are plain JSON-like dicts; a *path* is a tuple of
-map keys (``("spec", "replicas")``). This module approximates the API server's
-server-side apply (SSA) closely enough for dry runs and bundle tests:
+Used only by ``cluster.store``. Objects are plain JSON-like dicts; a *path* is a tuple of
+map keys (``("spec", "replicas")``) and list item names as ``managedFields`` writes them
+(``k:{"name":"web"}`` in a list keyed by name, ``v:"example.com/x"`` in a set). Server-side
+apply (SSA) follows the apiserver, lists and maps merging as the kind's schema says
+(``cluster.listtypes``):
 
-* A *leaf* is anything that is not a non-empty map: a scalar, a list (lists are atomic:
-  applying a list replaces it whole), or an empty map (``emptyDir: {}``).
-* Two lists are not atomic because controllers share them: ``metadata.finalizers`` (a
-  set) and ``metadata.ownerReferences`` (keyed by ``uid``). Their elements are leaves of
-  their own, so managers add and drop their own entries without touching the others'.
-* For every object the cluster remembers, per field manager, the set of leaf paths it
-  owns. ``server_side_apply`` removes the paths a manager owned before and no longer
-  applies (unless another manager owns them too), merges the applied config in (maps
-  recurse), and reports a conflict for fields another manager owns whose value would
-  change: with ``force`` the applier takes them over, without it the apply fails (409).
+* A *leaf* is a scalar, an atomic list (replaced whole), an atomic map (a label
+  selector) or an empty map (``emptyDir: {}``). An item of a set or of a map-list is a
+  path of its own (its existence), and a map-list item's fields are leaves under it, so
+  managers add and drop their own items and item fields without touching the others'.
+  An empty associative list gives no path (nobody owns it).
+* For every object the cluster remembers, per field manager, the set of paths it owns.
+  ``server_side_apply`` merges the applied config in (maps recurse, associative lists
+  merge item by item, in the order ``_merge_list`` describes), then removes the paths the
+  manager owned before and no longer applies (unless another manager owns them or
+  something under them; a map-list item's key fields go only with the item), and
+  reports a conflict for fields another manager owns whose value would change: with
+  ``force`` the applier takes them over, without it the apply fails (409).
 * A non-apply write (create, update, replace, patch) hands the fields it changed to its
   manager and takes them from the others, as the API server does for Update operations.
+  Its merges (``merge``: read-modify-write and JSON merge patch) keep the simpler rule:
+  lists replace, except ``KEYED_LISTS``.
 
-Not modelled: other associative lists (containers by name, ports, env ...: atomic here),
-field types and schemas, ``managedFields`` in returned objects (see
-``MemoryCluster.managed_fields``).
+Not modelled: ``managedFields`` in returned objects (see ``MemoryCluster.managed_fields``),
+versions of the same object with different schemas, ``$patch``-style directives.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from oper8d.cluster.listtypes import ListType, Shape, is_item, item_id
 from oper8d.errors import ClusterError
 
 Path = tuple[str, ...]
@@ -136,17 +143,31 @@ def _element_id(item: Any, key: str | None) -> str:
     return str(item.get(key)) if isinstance(item, Mapping) else repr(item)
 
 
-def leaves(tree: Mapping[str, Any], prefix: Path = ()) -> dict[Path, Any]:
-    """Every leaf path of ``tree`` with its value."""
+def _is_key_field(path: Path) -> bool:
+    """``path`` names a key field of a map-list item (which stays while the item does)."""
+    if len(path) < 2 or not path[-2].startswith("k:"):
+        return False
+    keys = json.loads(path[-2][2:])
+    return isinstance(keys, dict) and path[-1] in keys
+
+
+def leaves(tree: Mapping[str, Any], shape: Shape, prefix: Path = ()) -> dict[Path, Any]:
+    """Every path a manager owns by setting ``tree`` (at ``shape``), with its value: the
+    leaves, and each item of an associative list (its existence) with its own leaves."""
     out: dict[Path, Any] = {}
     for k, v in tree.items():
         path = (*prefix, k)
-        if path in KEYED_LISTS and isinstance(v, list):
-            key = KEYED_LISTS[path]
+        sub = shape.field(k)
+        if type(v) is list and (list_type := sub.list_type()).kind != "atomic":
+            # (an empty associative list gives no path: nobody owns it, nothing removes it)
+            items = sub.items()
             for item in v:
-                out[(*path, _element_id(item, key))] = item
-        elif (type(v) is dict or isinstance(v, Mapping)) and v:
-            out.update(leaves(v, path))
+                at = (*path, item_id(item, list_type))
+                out[at] = item
+                if list_type.kind == "map" and isinstance(item, Mapping):
+                    out.update(leaves(item, items, at))
+        elif (type(v) is dict or isinstance(v, Mapping)) and v and not sub.atomic_map:
+            out.update(leaves(v, sub, path))
         else:
             out[path] = v
     return out
@@ -154,9 +175,8 @@ def leaves(tree: Mapping[str, Any], prefix: Path = ()) -> dict[Path, Any]:
 
 def _child(node: Any, at: Path, part: str) -> Any:
     """The child ``part`` of ``node``, which sits at path ``at``; ``MISSING`` when absent."""
-    if at in KEYED_LISTS and isinstance(node, list):
-        key = KEYED_LISTS[at]
-        return next((x for x in node if _element_id(x, key) == part), MISSING)
+    if isinstance(node, list):
+        return next((x for x in node if is_item(x, part)), MISSING)
     if isinstance(node, Mapping):
         return node.get(part, MISSING)
     return MISSING
@@ -173,9 +193,11 @@ def get_path(tree: Any, path: Path) -> Any:
     return node
 
 
-def delete_path(tree: dict[str, Any], path: Path) -> None:
-    """Remove ``path`` from ``tree`` in place, then the maps and keyed lists this leaves
-    empty (``metadata`` itself stays)."""
+def delete_path(
+    tree: dict[str, Any], path: Path, keep: Collection[Path] = frozenset()
+) -> None:
+    """Remove ``path`` from ``tree`` in place, then the maps and lists this leaves
+    empty (``metadata`` itself stays, and so do the paths in ``keep``)."""
     nodes: list[Any] = [tree]  # nodes[d] sits at path[:d]
     for i, part in enumerate(path[:-1]):
         child = _child(nodes[-1], path[:i], part)
@@ -184,14 +206,16 @@ def delete_path(tree: dict[str, Any], path: Path) -> None:
         nodes.append(child)
     parent, last = nodes[-1], path[-1]
     if isinstance(parent, list):
-        key = KEYED_LISTS.get(path[:-1])
-        parent[:] = [x for x in parent if _element_id(x, key) != last]
-    else:
-        parent.pop(last, None)
+        kept = [x for x in parent if not is_item(x, last)]
+        if len(kept) == len(parent):
+            return
+        parent[:] = kept
+    elif parent.pop(last, MISSING) is MISSING:
+        return
     for depth in range(len(nodes) - 1, 0, -1):
         if nodes[depth] not in ({}, []) or not isinstance(nodes[depth - 1], dict):
             break
-        if path[:depth] == ("metadata",):
+        if path[:depth] == ("metadata",) or path[:depth] in keep:
             break
         nodes[depth - 1].pop(path[depth - 1])
 
@@ -234,6 +258,90 @@ def merge(
     return out
 
 
+def _merge_list(
+    live: list[Any], applied: list[Any], list_type: ListType, items: Shape
+) -> list[Any]:
+    """An associative list merged as server-side apply merges it: items matched by
+    identity (an applied item merged into the live one), the two orders interleaved as
+    the apiserver interleaves them. Both lists are walked together: live-only items come
+    out as the live walk meets them; the applied walk then goes to the next item both
+    lists have, which comes out after the live-only items before it in the live list,
+    then the applied-only items before it in the applied list; the live walk resumes
+    after it."""
+    applied_by_id = {item_id(x, list_type): x for x in applied}
+    live_ids: list[str] = []
+    live_by_id: dict[str, Any] = {}
+    for item in live:
+        ident = item_id(item, list_type)
+        if ident not in live_by_id:
+            live_ids.append(ident)
+            live_by_id[ident] = item
+    position = {ident: i for i, ident in enumerate(live_ids)}
+    applied_ids = list(applied_by_id)
+    out: list[Any] = []
+    done: set[str] = set()
+
+    def emit(ident: str) -> None:
+        done.add(ident)
+        previous, value = live_by_id.get(ident, MISSING), applied_by_id.get(ident, MISSING)
+        if value is MISSING:
+            out.append(previous)
+        elif list_type.kind == "map" and isinstance(previous, dict) and isinstance(value, Mapping):
+            merged = clone(previous)
+            _apply_into(merged, value, items)
+            out.append(merged)
+        else:
+            out.append(clone(value))
+
+    li = ai = 0
+    while True:
+        while li < len(live_ids) and (
+            live_ids[li] in done or live_ids[li] not in applied_by_id
+        ):
+            if live_ids[li] not in done:
+                emit(live_ids[li])
+            li += 1
+        pending: list[str] = []
+        shared: str | None = None
+        while ai < len(applied_ids):
+            ident = applied_ids[ai]
+            ai += 1
+            if ident in position:
+                if ident not in done:
+                    shared = ident
+                    break
+            elif ident not in done:
+                pending.append(ident)
+        if shared is None:
+            for ident in (*live_ids[li:], *pending):
+                if ident not in done:
+                    emit(ident)
+            return out
+        for ident in live_ids[li : position[shared]]:
+            if ident not in applied_by_id and ident not in done:
+                emit(ident)
+        for ident in pending:
+            emit(ident)
+        emit(shared)
+        li = max(li, position[shared] + 1)
+
+
+def _apply_into(target: dict[str, Any], config: Mapping[str, Any], shape: Shape) -> None:
+    for k, v in config.items():
+        sub = shape.field(k)
+        current = target.get(k)
+        if v is None:
+            continue  # no opinion: server-side apply ignores a null it is given
+        if type(v) is list and type(current) is list and sub.list_type().kind != "atomic":
+            target[k] = _merge_list(current, v, sub.list_type(), sub.items())
+        elif (type(v) is dict or isinstance(v, Mapping)) and not sub.atomic_map:
+            if not isinstance(current, dict):
+                current = target[k] = {}
+            _apply_into(current, v, sub)
+        else:
+            target[k] = clone(v)
+
+
 def differs(before: Any, after: Any) -> bool:
     """Whether a field changed. A map that exists before and after is unchanged: owning
     a map means owning its existence, not its contents."""
@@ -246,10 +354,10 @@ def differs(before: Any, after: Any) -> bool:
     return bool(before != after)
 
 
-def _related(a: Path, b: Path) -> bool:
-    """One path is the other or lies under it."""
-    n = min(len(a), len(b))
-    return a[:n] == b[:n]
+def _under(path: Path, owned: Iterable[Path]) -> bool:
+    """One of ``owned`` is ``path`` or lies under it."""
+    n = len(path)
+    return any(q[:n] == path for q in owned)
 
 
 def _fmt(path: Path) -> str:
@@ -261,28 +369,35 @@ def server_side_apply(
     config: Mapping[str, Any],
     owners: Owners,
     manager: str,
+    shape: Shape,
     *,
     force: bool,
     where: str,
 ) -> tuple[dict[str, Any], Owners]:
     """Apply ``config`` (a ``content()``) as ``manager`` over ``live`` (a ``content()``,
-    ``{}`` when creating). Returns the new content and the new ownership."""
-    applied = leaves(config)
+    ``{}`` when creating), lists and maps merged as ``shape`` (the kind's root) says.
+    Returns the new content and the new ownership."""
+    applied = leaves(config, shape)
     owned_now = frozenset(p for p, v in applied.items() if v is not None)
     others = {m: set(ps) for m, ps in owners.items() if m != manager}
     result: dict[str, Any] = clone(live)
-    # Fields this manager applied before and dropped now are removed, unless someone
-    # else owns them (or something under them): SSA's "remove what you stopped applying".
-    for path in sorted(owners.get(manager, frozenset()) - owned_now, key=len, reverse=True):
-        if any(_related(path, q) for ps in others.values() for q in ps):
+    _apply_into(result, config, shape)
+    # The config is merged in, then the fields this manager applied before and dropped
+    # now are removed, unless someone else owns them (or something under them): SSA's
+    # "remove what you stopped applying". A list or map this empties goes too. The key
+    # fields of a map-list item go with the item, never alone.
+    dropped = owners.get(manager, frozenset()) - owned_now
+    for path in sorted(dropped, key=len, reverse=True):
+        if _is_key_field(path) or _under(path, owned_now):
+            continue  # what is applied now lies under it
+        if any(_under(path, ps) for ps in others.values()):
             continue
-        delete_path(result, path)
-    _merge_into(result, config, True, ())
+        delete_path(result, path, owned_now)
     conflicts = sorted(
         (m, p)
         for m, ps in others.items()
         for p in ps
-        if differs(get_path(live, p), get_path(result, p))
+        if p in owned_now and differs(get_path(live, p), get_path(result, p))
     )
     if conflicts and not force:
         listed = "; ".join(f"{_fmt(p)} (owned by {m!r})" for m, p in conflicts)
@@ -300,12 +415,16 @@ def server_side_apply(
 
 
 def record_update(
-    old: Mapping[str, Any] | None, new: Mapping[str, Any], owners: Owners, manager: str
+    old: Mapping[str, Any] | None,
+    new: Mapping[str, Any],
+    owners: Owners,
+    manager: str,
+    shape: Shape,
 ) -> Owners:
     """Ownership after a non-apply write of ``new`` (a ``content()``) by ``manager``:
     it gains the fields it changed, the other managers lose them."""
     before: Mapping[str, Any] = old or {}
-    changed = {p for p, v in leaves(new).items() if differs(get_path(before, p), v)}
+    changed = {p for p, v in leaves(new, shape).items() if differs(get_path(before, p), v)}
     kept: dict[str, set[Path]] = {}
     for m, ps in owners.items():
         kept[m] = {

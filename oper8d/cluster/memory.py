@@ -55,7 +55,13 @@ like the API server wherever an operator could notice:
   GET), ``writes`` counts the mutating ones. Simulator and garbage-collector writes are
   not client requests and are not counted.
 
-Not modelled: schemas and defaulting of built-in types, field selectors, the
+Schemas (``cluster.listtypes``, from ``oper8d.kubeschema``: the shipped built-in kinds,
+and the CRDs created in this cluster): server-side apply merges lists by their list type
+and map keys, a server-side apply with a field the schema lacks fails, other writes drop
+such fields (a custom resource is pruned to its structural schema), and a port's
+``protocol`` defaults to TCP. ``schemas=`` gives another ``KubeSchemas``.
+
+Not modelled: other defaulting of built-in types, value validation, field selectors, the
 NamespaceLifecycle check that a namespace exists, ``managedFields`` in objects (see
 ``managed_fields``), pods and ReplicaSets created by controllers. Thread-safe: one
 ``threading.RLock`` guards the store.
@@ -83,6 +89,7 @@ from oper8d.cluster.selectors import as_selector
 from oper8d.cluster.simulate import Simulator
 from oper8d.cluster.store import Store, out, shaped
 from oper8d.errors import ClusterError
+from oper8d.kubeschema import KubeSchemas
 from oper8d.objects import Obj
 
 __all__ = ["MUTATING_VERBS", "MemoryCluster", "WatchHandler", "sequential_uids"]
@@ -109,11 +116,13 @@ class MemoryCluster:
         clock: Callable[[], datetime] | None = None,
         uid_factory: Callable[[], str] | None = None,
         simulator: Simulator | None = None,
+        schemas: KubeSchemas | None = None,
     ):
         self._store = Store(
             clock=clock or (lambda: datetime.now(UTC)),
             new_uid=uid_factory or (lambda: str(uuid.uuid4())),
             simulator=simulator,
+            schemas=schemas or KubeSchemas.builtin(),
         )
         self._lock = threading.RLock()
         self._handlers: list[WatchHandler] = []

@@ -9,6 +9,7 @@ ownership live in ``cluster.fields``, admission checks in ``cluster.admission``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import ipaddress
 from collections import deque
@@ -19,13 +20,16 @@ from typing import Any
 
 from oper8d.cluster import admission, fields
 from oper8d.cluster.base import Propagation
+from oper8d.cluster.defaults import fill_key_defaults
 from oper8d.cluster.deletion import DeletionMixin
 from oper8d.cluster.index import Key, ObjectIndex
+from oper8d.cluster.listtypes import ListTypes, Shape
 from oper8d.cluster.scheme import ANNOTATIONS_BUMP_GENERATION, KindTable, has_generation
 from oper8d.cluster.selectors import Selector, as_selector
 from oper8d.cluster.simulate import Simulator
 from oper8d.errors import ClusterError
 from oper8d.kinds import group_of
+from oper8d.kubeschema import CRDError, KubeSchemas
 from oper8d.objects import Obj
 
 _FIRST_CLUSTER_IP = int(ipaddress.IPv4Address("10.96.0.0"))
@@ -73,7 +77,9 @@ class Store(DeletionMixin):
         clock: Callable[[], Any],
         new_uid: Callable[[], str],
         simulator: Simulator | None,
+        schemas: KubeSchemas,
     ):
+        self.list_types = ListTypes(schemas)
         self._clock = clock
         self._new_uid = new_uid
         self._simulator = simulator
@@ -144,8 +150,8 @@ class Store(DeletionMixin):
             raise ClusterError(
                 f"{admission.describe(obj)}: resourceVersion must not be set on create", status=400
             )
-        new = fields.content(obj)
-        owners = fields.record_update(None, new, {}, manager)
+        new = self._content(obj)
+        owners = fields.record_update(None, new, {}, manager, self._shape(obj))
         return self._write(key, _compose(new, key, obj), owners)
 
     def server_side_apply(self, obj: Obj, manager: str, force: bool) -> Obj:
@@ -161,9 +167,10 @@ class Store(DeletionMixin):
         live = fields.content(entry.obj) if entry else {}
         new, owners = fields.server_side_apply(
             live,
-            fields.content(obj),
+            self._content(obj, apply=True),
             entry.owners if entry else {},
             manager,
+            self._shape(obj),
             force=force,
             where=admission.describe(obj),
         )
@@ -174,8 +181,8 @@ class Store(DeletionMixin):
         key, entry = self._existing(obj)
         check_preconditions(obj, entry.obj)
         live = fields.content(entry.obj)
-        new = fields.merge(live, fields.content(obj)) if merge else fields.content(obj)
-        owners = fields.record_update(live, new, entry.owners, manager)
+        new = fields.merge(live, self._content(obj)) if merge else self._content(obj)
+        owners = fields.record_update(live, new, entry.owners, manager, self._shape(obj))
         return self._write(key, _compose(new, key, entry.obj), owners)
 
     def merge_patch(self, target: Obj, patch: Mapping[str, Any], manager: str) -> Obj:
@@ -184,7 +191,9 @@ class Store(DeletionMixin):
         check_preconditions({**target, "metadata": preconditions}, entry.obj)
         live = fields.content(entry.obj)
         new = fields.merge(live, fields.content(patch), keyed=False)
-        owners = fields.record_update(live, new, entry.owners, manager)
+        admission.prune_unknown(new, self._shape(target))
+        fill_key_defaults(new, self._shape(target))
+        owners = fields.record_update(live, new, entry.owners, manager, self._shape(target))
         return self._write(key, _compose(new, key, entry.obj), owners)
 
     def update_status(self, obj: Obj) -> Obj:
@@ -285,6 +294,23 @@ class Store(DeletionMixin):
         self._write(key, new, self._objects[key].owners)
 
     # -- helpers ------------------------------------------------------------------------
+    def _content(self, obj: Obj, *, apply: bool = False) -> dict[str, Any]:
+        """What the client writes (``obj``: its private copy): unknown fields refused
+        (apply) or dropped, the defaults that decide list item identities filled in."""
+        new = fields.content(obj)
+        shape = self._shape(obj)
+        if apply:
+            admission.refuse_unknown(obj, new, shape)
+        else:
+            admission.prune_unknown(new, shape)
+        fill_key_defaults(new, shape)
+        return new
+
+    def _shape(self, obj: Obj) -> Shape:
+        entry = self._objects.get(self.key_of(obj))
+        stored_as = str(entry.obj["apiVersion"]) if entry else None
+        return self.list_types.root(str(obj["apiVersion"]), str(obj["kind"]), stored_as)
+
     def _existing(self, obj: Obj) -> tuple[Key, _Entry]:
         key = self.key_of(obj)
         entry = self._objects.get(key)
@@ -303,6 +329,8 @@ class Store(DeletionMixin):
         kind = (spec.get("names") or {}).get("kind")
         if spec.get("group") and kind:
             self.kinds.register(f"{spec['group']}/v1", kind, spec.get("scope") != "Cluster")
+        with contextlib.suppress(CRDError):  # a malformed CRD: its lists are atomic
+            self.list_types = self.list_types.with_crd(obj)  # how its lists merge
 
     def _emit(self, event: str, obj: Obj) -> None:
         if self.record_events:

@@ -188,6 +188,20 @@ class KubeSchemas:
         entry = self._kinds.get((api_version, kind))
         return entry[0] if entry else None
 
+    @property
+    def definitions(self) -> Mapping[str, Any]:
+        """The built-in schemas by definition name (what a ``$ref`` names)."""
+        return self._defs
+
+    def raw_schema(self, api_version: str, kind: str) -> Mapping[str, Any] | None:
+        """The uncompiled schema of a served kind (a built-in definition, whose ``$ref``s
+        name ``definitions``, or a CRD version's ``openAPIV3Schema``), or None."""
+        entry = self._kinds.get((api_version, kind))
+        if entry is None:
+            return None
+        source = entry[1]
+        return self._defs.get(source) if isinstance(source, str) else source.schema
+
     # ----------------------------------------------------------------- checking
 
     def validate(self, obj: Any) -> Validation:

@@ -46,7 +46,7 @@ def test_apply_keeps_fields_another_manager_set(cluster: MemoryCluster) -> None:
     spec = live_service(cluster)["spec"]
     assert spec["selector"] == {"extra": "y"}  # admin's label stays, op's went
     assert spec["externalName"] == "x"
-    assert spec["ports"] == [{"port": 80}]
+    assert spec["ports"] == [{"port": 80, "protocol": "TCP"}]  # the server's default
 
 
 def test_a_field_both_managers_set_stays_when_one_drops_it(cluster: MemoryCluster) -> None:
@@ -77,10 +77,10 @@ def test_apply_with_force_takes_the_field_over(cluster: MemoryCluster) -> None:
     assert "sessionAffinity" not in live_service(cluster)["spec"]
 
 
-def test_lists_are_replaced_whole_by_apply(cluster: MemoryCluster) -> None:
+def test_ports_a_manager_stops_applying_are_removed(cluster: MemoryCluster) -> None:
     cluster.apply(service(ports=[{"port": 80}, {"port": 443}]), field_manager="op")
     cluster.apply(service(ports=[{"port": 8080}]), field_manager="op")
-    assert live_service(cluster)["spec"]["ports"] == [{"port": 8080}]
+    assert live_service(cluster)["spec"]["ports"] == [{"port": 8080, "protocol": "TCP"}]
 
 
 def test_finalizers_of_different_managers_are_kept_apart(cluster: MemoryCluster) -> None:
@@ -145,7 +145,7 @@ def test_merge_patch_merges_maps_deletes_nulls_and_replaces_lists(cluster: Memor
         patch={"spec": {"selector": {"tier": None, "zone": "a"}, "ports": [{"port": 81}]}},
     )
     assert live["spec"]["selector"] == {"app": "web", "zone": "a"}
-    assert live["spec"]["ports"] == [{"port": 81}]
+    assert live["spec"]["ports"] == [{"port": 81, "protocol": "TCP"}]
 
 
 def test_patch_with_a_stale_resource_version_conflicts(cluster: MemoryCluster) -> None:

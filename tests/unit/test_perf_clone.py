@@ -111,14 +111,14 @@ def test_paths_find_values_through_maps_and_keyed_lists() -> None:
         },
         "spec": {"ports": [{"port": 80}], "empty": {}},
     }
-    assert get_path(obj, ("metadata", "ownerReferences", "u1", "name")) == "owner"
-    assert get_path(obj, ("metadata", "finalizers", "a/b")) == "a/b"
+    assert get_path(obj, ("metadata", "ownerReferences", 'k:{"uid":"u1"}', "name")) == "owner"
+    assert get_path(obj, ("metadata", "finalizers", 'v:"a/b"')) == "a/b"
     assert get_path(obj, ("metadata", "labels", "app")) == "web"
     assert get_path(obj, ("spec", "empty")) == {}
     assert get_path(obj, ()) is obj
     for missing in (
-        ("metadata", "ownerReferences", "u2"),
-        ("spec", "ports", "0"),  # only the keyed lists are addressed by element
+        ("metadata", "ownerReferences", 'k:{"uid":"u2"}'),
+        ("spec", "ports", "0"),  # list items are addressed by identity, never by index
         ("spec", "replicas"),
         ("spec", "empty", "x"),
         ("metadata", "labels", "app", "deeper"),

@@ -1,0 +1,169 @@
+"""How server-side apply merges each list and map of a kind: read from its schema.
+
+Used by ``cluster.fields`` (through ``cluster.store``): the API server merges an applied
+list by its ``x-kubernetes-list-type`` (``atomic``: replaced whole, ``set``: by value,
+``map``: by the ``x-kubernetes-list-map-keys`` of its items) and a map by its
+``x-kubernetes-map-type`` (``atomic`` maps such as label selectors are replaced whole).
+Built-in kinds take this from the shipped OpenAPI schemas (``oper8d.kubeschema``), where
+a list without a list type but with ``x-kubernetes-patch-strategy: merge`` is a map keyed
+by its patch merge key (or a set of scalars), as the apiserver's conversion of those
+schemas makes it. Custom kinds take it from their CRD's structural schema, where a list
+without a list type is atomic, like every list under ``x-kubernetes-preserve-unknown-
+fields`` and every list of a kind whose schema is unknown. ``metadata`` is ObjectMeta for
+every kind, so finalizers (a set) and ownerReferences (keyed by uid) merge everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from oper8d.kubeschema import KubeSchemas
+
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+ListKind = Literal["atomic", "set", "map"]
+
+
+@dataclass(frozen=True)
+class ListType:
+    kind: ListKind
+    keys: tuple[str, ...] = ()
+
+
+ATOMIC = ListType("atomic")
+_EMBEDDED = frozenset({"apiVersion", "kind", "metadata"})
+
+
+class Shape:
+    """One position in a kind's schema: what is below it and how it merges. A shape
+    without a schema (unknown kind, free-form content) has atomic lists and granular
+    maps."""
+
+    __slots__ = ("_builtin", "_defs", "_schema")
+
+    def __init__(
+        self, schema: Mapping[str, Any] | None, defs: Mapping[str, Any], builtin: bool = False
+    ) -> None:
+        self._defs = defs
+        # (only built-in definitions are reached through a $ref)
+        self._builtin = builtin or (schema is not None and "$ref" in schema)
+        self._schema = _resolve(schema, defs)
+
+    def declares(self, name: str) -> bool:
+        """Whether a field ``name`` may be stored here: declared, a map's key, or under a
+        schema that keeps unknown fields (a built-in free-form object, a custom one with
+        ``x-kubernetes-preserve-unknown-fields``, or no schema at all)."""
+        schema = self._schema
+        if schema is None or schema.get("x-kubernetes-preserve-unknown-fields"):
+            return True
+        props = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        if (isinstance(props, Mapping) and name in props) or extra not in (None, False):
+            return True
+        if schema.get("x-kubernetes-embedded-resource") and name in _EMBEDDED:
+            return True
+        return self._builtin and not props and schema.get("type") in (None, "object")
+
+    def field(self, name: str) -> Shape:
+        schema = self._schema
+        if schema is None:
+            return Shape(None, self._defs)
+        props = schema.get("properties")
+        if isinstance(props, Mapping) and name in props:
+            return Shape(props[name], self._defs, self._builtin)
+        if schema.get("x-kubernetes-embedded-resource") and name == "metadata":
+            return Shape({"$ref": OBJECT_META}, self._defs)
+        extra = schema.get("additionalProperties")
+        return Shape(extra if isinstance(extra, Mapping) else None, self._defs, self._builtin)
+
+    def items(self) -> Shape:
+        items = self._schema.get("items") if self._schema is not None else None
+        return Shape(items if isinstance(items, Mapping) else None, self._defs, self._builtin)
+
+    def list_type(self) -> ListType:
+        schema = self._schema
+        if schema is None:
+            return ATOMIC
+        declared = schema.get("x-kubernetes-list-type")
+        if declared == "set":
+            return ListType("set")
+        if declared == "map":
+            keys = schema.get("x-kubernetes-list-map-keys") or ()
+            return ListType("map", tuple(str(k) for k in keys)) if keys else ATOMIC
+        if declared is None and "merge" in str(schema.get("x-kubernetes-patch-strategy", "")):
+            key = schema.get("x-kubernetes-patch-merge-key")
+            return ListType("map", (str(key),)) if key else ListType("set")
+        return ATOMIC
+
+    @property
+    def atomic_map(self) -> bool:
+        return self._schema is not None and self._schema.get("x-kubernetes-map-type") == "atomic"
+
+
+def _resolve(schema: Mapping[str, Any] | None, defs: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    for _ in range(8):  # a $ref to a $ref (never deep)
+        if schema is None:
+            return None
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            schema = defs.get(ref)
+            continue
+        all_of = schema.get("allOf")
+        if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping):
+            schema = all_of[0]
+            continue
+        return schema
+    return None
+
+
+class ListTypes:
+    """The root ``Shape`` of each kind the cluster knows. Immutable: ``with_crd`` returns
+    a new one that also knows a CRD's versions."""
+
+    def __init__(self, schemas: KubeSchemas) -> None:
+        self.schemas = schemas
+
+    def with_crd(self, crd: Mapping[str, Any]) -> ListTypes:
+        return ListTypes(self.schemas.with_crds([crd]))
+
+    def root(self, api_version: str, kind: str, stored_as: str | None = None) -> Shape:
+        """The shape of ``kind`` in ``api_version``; when that version has no known
+        schema (``apps/v1beta2``), the one of the version the object is stored as."""
+        defs: Mapping[str, Any] = self.schemas.definitions
+        schema = self.schemas.raw_schema(api_version, kind)
+        if schema is None and stored_as:
+            api_version = stored_as
+            schema = self.schemas.raw_schema(api_version, kind)
+        info = self.schemas.kind_info(api_version, kind)
+        builtin = info is not None and info.builtin
+        if schema is None:  # not known: anything goes, lists are atomic
+            schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        props = dict(schema.get("properties") or {})
+        props["metadata"] = {"$ref": OBJECT_META}
+        for name in ("apiVersion", "kind"):
+            props.setdefault(name, {"type": "string"})
+        return Shape({**schema, "properties": props}, defs, builtin)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def item_id(item: Any, list_type: ListType) -> str:
+    """The path element naming one item of an associative list, as ``managedFields``
+    writes it: ``v:"value"`` in a set, ``k:{"name":"web"}`` in a map-list."""
+    if list_type.kind == "set" or not isinstance(item, Mapping):
+        return "v:" + _json(item)
+    return "k:" + _json({k: item[k] for k in list_type.keys if k in item})
+
+
+def is_item(item: Any, part: str) -> bool:
+    """Whether ``item`` is the list item the path element ``part`` names."""
+    if part.startswith("v:"):
+        return _json(item) == part[2:]
+    if part.startswith("k:") and isinstance(item, Mapping):
+        keys = json.loads(part[2:])
+        return isinstance(keys, dict) and _json({k: item.get(k) for k in keys}) == part[2:]
+    return False
