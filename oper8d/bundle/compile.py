@@ -35,15 +35,12 @@ from oper8d.bundle.model import (
     CRKind,
     FinalizeSpec,
     ForEach,
-    HookSpec,
-    LeaveField,
-    PatchSpec,
-    ReadyRule,
     RequeueSpec,
     ResourceSpec,
     TemporaryPatchPolicy,
 )
 from oper8d.bundle.nodes import _Node, _PositionIndex
+from oper8d.bundle.parts import PartsCompiler
 from oper8d.bundle.paths import path_problems
 from oper8d.bundle.reads import CallFinder, parse_reads, undeclared_calls, undeclared_live
 from oper8d.bundle.schema_messages import suggest
@@ -55,7 +52,6 @@ from oper8d.limits import Limits
 from oper8d.template import Expr, TemplateEngine
 
 OPERATOR_FILE = "operator.yaml"
-HOOK_PHASES = ("afterDeploy", "afterDeployUnsuccessful", "afterVerify", "afterVerifyUnsuccessful")
 _T = TypeVar("_T")
 
 
@@ -74,7 +70,7 @@ def load_bundle(path: str | Path, limits: Limits | None = None) -> Bundle:
     return _Compiler(root, limits if limits is not None else Limits()).compile()
 
 
-class _Compiler:
+class _Compiler(PartsCompiler):
     def __init__(self, root: Path, limits: Limits):
         self.root = root
         self.schemas = SchemaSet()
@@ -414,106 +410,6 @@ class _Compiler:
             namespace=namespace,
             leave_to_others=self._field_paths(node.child("leaveToOthers")),
         )
-
-    def _field_paths(self, node: _Node) -> tuple[LeaveField, ...]:
-        """``leaveToOthers:`` entries (a path, or ``{path, when}``); an empty segment
-        (``spec..replicas``) is a problem."""
-        fields = []
-        for item in node.items():
-            text = item.get("path") if isinstance(item.value, dict) else item.value
-            path = tuple(str(text).split("."))
-            if not all(path):
-                self._problem(
-                    f"leaveToOthers: '{text}' is not a dotted field path "
-                    "(map keys joined by '.', e.g. spec.replicas)",
-                    item.pos,
-                )
-                continue
-            when = self._expr(item.child("when")) if isinstance(item.value, dict) else None
-            fields.append(LeaveField(path, item.pos, when))
-        return tuple(fields)
-
-    def _rules(self, node: _Node, *, component_level: bool) -> list[ReadyRule]:
-        value = node.value
-        if value is None:
-            return []
-        if isinstance(value, str):
-            if component_level:
-                self._problem(
-                    f"component readyWhen takes a list of expression rules, not '{value}'",
-                    node.pos,
-                )
-                return []
-            return [ReadyRule(kind=value, pos=node.pos)]  # type: ignore[arg-type]
-        rules: list[ReadyRule] = []
-        for rule in node.items():
-            message = rule.get("message")
-            if rule.has("expr"):
-                expr = self._expr(rule.child("expr"))
-                if expr is not None:
-                    rules.append(ReadyRule("expr", rule.pos, expr=expr, message=message))
-            elif component_level:
-                self._problem(
-                    "component readyWhen rules are expressions ('expr:'); put builtin/exists/"
-                    "condition/subsystem rules on a resource",
-                    rule.pos,
-                )
-            elif rule.has("condition"):
-                cond = rule.child("condition")
-                rules.append(
-                    ReadyRule(
-                        "condition",
-                        rule.pos,
-                        condition_type=cond.get("type"),
-                        condition_status=str(cond.get("status", "True")),
-                        condition_reason=cond.get("reason"),
-                        message=message,
-                    )
-                )
-            elif rule.has("subsystem"):
-                sub = rule.child("subsystem")
-                version = self._expr(sub.child("version")) if sub.has("version") else None
-                rules.append(
-                    ReadyRule("subsystem", rule.pos, subsystem_version=version, message=message)
-                )
-            elif rule.get("exists"):
-                rules.append(ReadyRule("exists", rule.pos, message=message))
-            else:
-                rules.append(ReadyRule("builtin", rule.pos, message=message))
-        return rules
-
-    def _patch(self, node: _Node) -> PatchSpec | None:
-        body = node.child("patch")
-        tree = self._guard(self.templates.tree, body.value, body.pos, self._positions(body))
-        if tree is None:
-            return None
-        target = node.child("target")
-        return PatchSpec(
-            type=node.get("type", "strategicMerge"),
-            patch=tree,
-            pos=node.pos,
-            target_resource=target.get("resource"),
-            target_kind=target.get("kind"),
-            target_name=target.get("name"),
-        )
-
-    def _hooks(self, node: _Node) -> list[HookSpec]:
-        hooks: list[HookSpec] = []
-        for phase in HOOK_PHASES:
-            for hook in node.child(phase).items():
-                check = self._expr(hook.child("check")) if hook.has("check") else None
-                resources = [self._resource(r, None) for r in hook.child("resources").items()]
-                hooks.append(
-                    HookSpec(
-                        name=hook.get("name"),
-                        phase=phase,  # type: ignore[arg-type]
-                        pos=hook.pos,
-                        check=check,
-                        message=hook.get("message"),
-                        resources=tuple(r for r in resources if r is not None),
-                    )
-                )
-        return hooks
 
 
 def _opt_str(value: Any) -> str | None:
