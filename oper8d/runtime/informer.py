@@ -45,15 +45,16 @@ import builtins
 import logging
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.selectors import as_selector
 from oper8d.errors import ClusterError
 from oper8d.objects import Obj
 from oper8d.runtime.hashing import ShardSlice
+from oper8d.runtime.listwatch import ListWatch, WatchStream
 from oper8d.runtime.store import (
     ObjectStore,
     copy_obj,
@@ -69,48 +70,6 @@ log = logging.getLogger("oper8d.informer")
 
 #: ``handler(event, obj, old)``; see the module docstring
 Handler = Callable[[str, Obj, Obj | None], None]
-
-
-class WatchStream(Protocol):
-    """One open watch (``cluster.kube_transport.EventStream``): events
-    ``{"type": ..., "object": {...}}`` until the server ends it or it is closed."""
-
-    def __iter__(self) -> Iterator[dict[str, Any]]: ...
-
-    def close(self) -> None:
-        """End the stream; safe from any thread, idempotent."""
-        ...
-
-
-class ListWatch(Protocol):
-    """Where an informer lists and watches a kind (``KubeCluster``). Errors are
-    ``ClusterError``: 410 on ``watch`` when ``resource_version`` is too old."""
-
-    def list_with_version(
-        self,
-        api_version: str,
-        kind: str,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        *,
-        shard_selector: str | None = None,
-    ) -> tuple[list[Obj], str]:
-        """The objects and the resourceVersion a watch continues from."""
-        ...
-
-    def watch(
-        self,
-        api_version: str,
-        kind: str,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        resource_version: str,
-        timeout_seconds: int = 300,
-        shard_selector: str | None = None,
-    ) -> WatchStream:
-        """The changes after ``resource_version``, until ``timeout_seconds`` or ``close()``."""
-        ...
 
 
 @dataclass(frozen=True)
