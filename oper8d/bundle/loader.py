@@ -41,6 +41,7 @@ from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.scalarbool import ScalarBoolean
 
+from oper8d.bundle.fastyaml import fast_load
 from oper8d.errors import BundleError, Problem, SourcePos
 from oper8d.limits import LimitExceeded, Limits
 
@@ -210,6 +211,9 @@ def load_cr_file(path: str, limits: Limits | None = None) -> Document:
 def load_yaml_text(text: str, file: str, limits: Limits | None = None) -> Document:
     """Parse ``text`` (exactly one YAML document) that came from the bundle file ``file``."""
     limits = limits if limits is not None else Limits()
+    fast = fast_load(text, file, limits.nesting_depth)
+    if fast is not None:
+        return Document(fast[0], file, fast[1], fast[2])
     yaml = YAML(typ="rt")
     yaml.Constructor = _JsonShapedConstructor
     yaml.max_depth = limits.nesting_depth
