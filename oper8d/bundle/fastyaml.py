@@ -101,7 +101,7 @@ def _build(text: str, file: str, max_depth: int) -> tuple[Any, Positions, Positi
     # one frame per open container: [container, its path, pending key or None]
     stack: list[list[Any]] = []
     root: Any = None
-    have_root = False
+    have_root = False  # root may be a plain null
     documents = 0
     loader = _CLoader(text)
     try:
@@ -161,6 +161,6 @@ def _build(text: str, file: str, max_depth: int) -> tuple[Any, Positions, Positi
                 break
     finally:
         loader.dispose()
-    if not have_root:
+    if root is None:  # no document, or a null one: ruamel's "empty file" error
         raise _GiveUp
     return root, positions, key_positions
