@@ -214,6 +214,12 @@ def load_yaml_text(text: str, file: str, limits: Limits | None = None) -> Docume
     fast = fast_load(text, file, limits.nesting_depth)
     if fast is not None:
         return Document(fast[0], file, fast[1], fast[2])
+    return load_yaml_text_ruamel(text, file, limits)
+
+
+def load_yaml_text_ruamel(text: str, file: str, limits: Limits) -> Document:
+    """:func:`load_yaml_text` through ruamel only: the reference the libyaml fast path
+    (``bundle.fastyaml``) must agree with, and the path for everything it gives up on."""
     yaml = YAML(typ="rt")
     yaml.Constructor = _JsonShapedConstructor
     yaml.max_depth = limits.nesting_depth
