@@ -7,15 +7,16 @@ iterative pass.
 
 It covers the common subset only and gives up (returns ``None``) on anything else, so that
 :mod:`oper8d.bundle.loader` falls back to ruamel, which keeps its messages and its YAML 1.2
-reading: any parse error, an empty or null document or a second document, anchors and
-aliases (the alias limits live in the ruamel path), empty values (ruamel places them at the
-next token), explicit tags, merge keys, duplicate keys, keys that are not plain strings,
-nesting near ``nestingDepth``, and plain scalars whose YAML 1.2 value is anything but a
-string, ``null``, a boolean, a decimal integer or a simple decimal float (hex, octal, binary,
-underscores, leading zeros, ``1e3``, ``.inf`` / ``.nan`` go to ruamel). Plain scalars are
-resolved as YAML 1.2 reads them: ``yes`` / ``on`` stay strings; timestamps stay the text
-written. libyaml and ruamel may still disagree on rare malformed text (one accepting what
-the other rejects); a check of both paths over the examples and the unit tests found none.
+reading: any parse error, an empty or null document or a second document, anchors and aliases
+(the alias limits live in the ruamel path), empty values (ruamel places them at the next
+token), explicit tags, merge keys, duplicate keys, keys that are not plain strings, nesting
+near ``nestingDepth``, NEL / LS / PS or a lone CR in the text (line breaks the two count
+differently), and plain scalars whose YAML 1.2 value is anything but a string, ``null``, a
+boolean, a decimal integer or a simple decimal float (hex, octal, binary, underscores, leading
+zeros, ``1e3``, ``.inf`` / ``.nan`` go to ruamel). Plain scalars are resolved as YAML 1.2 reads
+them: ``yes`` / ``on`` stay strings; timestamps stay the text written. libyaml and ruamel may
+still disagree on rare malformed text (one accepting what the other rejects); a check of both
+paths over the examples and the unit tests found none.
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ _NUMBERISH = re.compile(
 )
 
 
+# line breaks the two parsers may count differently (YAML 1.1 breaks, a lone CR)
+_ODD_BREAKS = re.compile("[\x85\u2028\u2029]|\r(?!\n)")
+
+
 class _GiveUp(Exception):
     """The document needs the ruamel loader."""
 
@@ -89,7 +94,7 @@ def _plain(value: str) -> Any:
 def fast_load(text: str, file: str, max_depth: int) -> tuple[Any, Positions, Positions] | None:
     """``(data, positions, key_positions)`` of the one document in ``text``, as the ruamel
     path would build them, or ``None`` when the document needs the ruamel path."""
-    if _CLoader is None:
+    if _CLoader is None or _ODD_BREAKS.search(text):
         return None
     try:
         return _build(text, file, max_depth)

@@ -41,6 +41,9 @@ TRICKY = [
     "%YAML 1.2\n---\na: 1\n",
     "a: 'it''s'\nb: \"\\u00e9\\n\"\nc: é ü 日本\n",
     "'quoted key': 1\n\"k2\": {x: [ ]}\n",
+    "a: 1\r\nb:\r\n  - c\r\n",
+    "a: 1\rb: 2\n",
+    "a: x\x85y\nb: \u2028\n",
 ]
 
 
