@@ -9,14 +9,15 @@ It covers the common subset only and gives up (returns ``None``) on anything els
 :mod:`oper8d.bundle.loader` falls back to ruamel, which keeps its messages and its YAML 1.2
 reading: any parse error, an empty or null document or a second document, anchors and aliases
 (the alias limits live in the ruamel path), empty values (ruamel places them at the next
-token), explicit tags, merge keys, duplicate keys, keys that are not plain strings, nesting
-near ``nestingDepth``, NEL / LS / PS or a lone CR in the text (line breaks the two count
-differently), and plain scalars whose YAML 1.2 value is anything but a string, ``null``, a
-boolean, a decimal integer or a simple decimal float (hex, octal, binary, underscores, leading
-zeros, ``1e3``, ``.inf`` / ``.nan`` go to ruamel). Plain scalars are resolved as YAML 1.2 reads
-them: ``yes`` / ``on`` stay strings; timestamps stay the text written. libyaml and ruamel may
-still disagree on rare malformed text (one accepting what the other rejects); a check of both
-paths over the examples and the unit tests found none.
+token), directives (``%YAML 1.1`` reads ``yes`` as true), explicit tags, merge keys, duplicate
+keys, keys that are not plain strings, nesting near ``nestingDepth``, NEL / LS / PS or a lone
+CR in the text (line breaks the two count differently), and plain scalars whose YAML 1.2 value
+is anything but a string, ``null``, a boolean, a decimal integer or a simple decimal float
+(hex, octal, binary, underscores, leading zeros, ``1e3``, ``.inf`` / ``.nan`` go to ruamel).
+Plain scalars are resolved as YAML 1.2 reads them: ``yes`` / ``on`` stay strings; timestamps
+stay the text written. libyaml and ruamel may still disagree on rare malformed text (one
+accepting what the other rejects); a check of both paths over the examples and the unit tests
+found none.
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ def _build(text: str, file: str, max_depth: int) -> tuple[Any, Positions, Positi
                 mark = event.start_mark
                 pos = SourcePos(file, mark.line + 1, mark.column + 1)
                 if kind is ScalarEvent:
-                    if event.tag is not None and event.tag != "!":
+                    if event.tag is not None:
                         raise _GiveUp
                     value: Any = _plain(event.value) if event.implicit[0] else event.value
                 else:
@@ -160,7 +161,7 @@ def _build(text: str, file: str, max_depth: int) -> tuple[Any, Positions, Positi
                 stack.pop()
             elif kind is DocumentStartEvent:
                 documents += 1
-                if documents > 1:
+                if documents > 1 or event.version is not None or event.tags:
                     raise _GiveUp
             elif kind is AliasEvent:
                 raise _GiveUp

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import stat
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -227,13 +228,16 @@ def load_yaml_text_ruamel(text: str, file: str, limits: Limits) -> Document:
     (``bundle.fastyaml``) must agree with, and the path for everything it gives up on."""
     from ruamel.yaml import YAML
     from ruamel.yaml.composer import MaxDepthExceededError
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning, YAMLError
 
     yaml = YAML(typ="rt")
     yaml.Constructor = _json_shaped_constructor()
     yaml.max_depth = limits.nesting_depth
     try:
-        tree = yaml.load(text)
+        with warnings.catch_warnings():
+            # YAML allows defining an anchor again (the later one counts); ruamel warns
+            warnings.simplefilter("ignore", ReusedAnchorWarning)
+            tree = yaml.load(text)
     except MaxDepthExceededError as err:
         mark = err.problem_mark
         where = SourcePos(file, mark.line + 1, mark.column + 1) if mark else SourcePos(file)

@@ -39,6 +39,8 @@ TRICKY = [
     "a: [1, 2\n",
     "a:\n\tb: 1\n",
     "%YAML 1.2\n---\na: 1\n",
+    "%YAML 1.1\n---\na: yes\nb: 0o17\n",
+    "a: ! x\nb: ! 'y'\n",
     "a: 'it''s'\nb: \"\\u00e9\\n\"\nc: é ü 日本\n",
     "'quoted key': 1\n\"k2\": {x: [ ]}\n",
     "a: 1\r\nb:\r\n  - c\r\n",
