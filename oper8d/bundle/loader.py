@@ -5,11 +5,13 @@
 error it reports points at ``file:line:col`` through :meth:`Document.pos`. Paths written in a
 bundle go through :func:`resolve_path`, which keeps them inside the bundle folder.
 
-Parsing uses ruamel.yaml's round-trip loader, once per file, because it is the loader that
-records the line and column of each mapping key, mapping value and sequence item. Its tree is
-then converted to plain ``dict`` / ``list`` / ``str`` / ``int`` / ``float`` / ``bool`` /
-``None``, so nothing downstream sees ruamel types. This is the slow loader (see
-performance-notes): it runs when a bundle is loaded, never while reconciling.
+Parsing uses libyaml's event stream when the document allows (``bundle.fastyaml``: the common
+subset, read exactly as below), otherwise ruamel.yaml's round-trip loader, once per file,
+because it is the loader that records the line and column of each mapping key, mapping value
+and sequence item. Its tree is then converted to plain ``dict`` / ``list`` / ``str`` / ``int``
+/ ``float`` / ``bool`` / ``None``, so nothing downstream sees ruamel types. ruamel is the slow
+loader (see docs/benchmarks.md): it runs when a bundle is loaded, never while reconciling, and
+is imported only when a document needs it.
 
 YAML dialect: ruamel reads YAML 1.2, so ``on``, ``yes`` and ``no`` stay strings and only
 ``true`` / ``false`` are booleans. The Kubernetes YAML parser (YAML 1.1) would read ``yes`` as
@@ -29,35 +31,40 @@ from __future__ import annotations
 
 import os
 import stat
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
-from ruamel.yaml.composer import MaxDepthExceededError
-from ruamel.yaml.constructor import RoundTripConstructor
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.scalarbool import ScalarBoolean
-
+from oper8d.bundle.fastyaml import fast_load
 from oper8d.errors import BundleError, Problem, SourcePos
 from oper8d.limits import LimitExceeded, Limits
+
+if TYPE_CHECKING:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.constructor import RoundTripConstructor
+    from ruamel.yaml.error import MarkedYAMLError
 
 PathKey = tuple[str | int, ...]
 
 
-class _JsonShapedConstructor(RoundTripConstructor):
+def _json_shaped_constructor() -> type[RoundTripConstructor]:
     """The round-trip constructor, except that timestamps are kept as the text written.
 
     ``add_constructor`` on a subclass copies the table, so ruamel's own constructor is left
-    untouched for anyone else in the process.
+    untouched for anyone else in the process. Built on use: ruamel is imported only when a
+    document needs it (most take the libyaml path of ``bundle.fastyaml``).
     """
+    from ruamel.yaml.constructor import RoundTripConstructor
 
+    class _JsonShapedConstructor(RoundTripConstructor):
+        pass
 
-_JsonShapedConstructor.add_constructor(
-    "tag:yaml.org,2002:timestamp", _JsonShapedConstructor.construct_yaml_str
-)
+    _JsonShapedConstructor.add_constructor(
+        "tag:yaml.org,2002:timestamp", _JsonShapedConstructor.construct_yaml_str
+    )
+    return _JsonShapedConstructor
 
 
 @dataclass(frozen=True)
@@ -210,11 +217,27 @@ def load_cr_file(path: str, limits: Limits | None = None) -> Document:
 def load_yaml_text(text: str, file: str, limits: Limits | None = None) -> Document:
     """Parse ``text`` (exactly one YAML document) that came from the bundle file ``file``."""
     limits = limits if limits is not None else Limits()
+    fast = fast_load(text, file, limits.nesting_depth)
+    if fast is not None:
+        return Document(fast[0], file, fast[1], fast[2])
+    return load_yaml_text_ruamel(text, file, limits)
+
+
+def load_yaml_text_ruamel(text: str, file: str, limits: Limits) -> Document:
+    """:func:`load_yaml_text` through ruamel only: the reference the libyaml fast path
+    (``bundle.fastyaml``) must agree with, and the path for everything it gives up on."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.composer import MaxDepthExceededError
+    from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning, YAMLError
+
     yaml = YAML(typ="rt")
-    yaml.Constructor = _JsonShapedConstructor
+    yaml.Constructor = _json_shaped_constructor()
     yaml.max_depth = limits.nesting_depth
     try:
-        tree = yaml.load(text)
+        with warnings.catch_warnings():
+            # YAML allows defining an anchor again (the later one counts); ruamel warns
+            warnings.simplefilter("ignore", ReusedAnchorWarning)
+            tree = yaml.load(text)
     except MaxDepthExceededError as err:
         mark = err.problem_mark
         where = SourcePos(file, mark.line + 1, mark.column + 1) if mark else SourcePos(file)
@@ -250,6 +273,8 @@ def load_yaml_text(text: str, file: str, limits: Limits | None = None) -> Docume
 
 
 def _root_position(tree: Any) -> tuple[int, int]:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     if isinstance(tree, CommentedMap | CommentedSeq) and tree.lc.line is not None:
         return tree.lc.line + 1, tree.lc.col + 1
     return 1, 1
@@ -288,6 +313,10 @@ class _Converter:
     adds count against ``alias_nodes`` (a string counts one node per 64 characters)."""
 
     def __init__(self, file: str, alias_nodes: int) -> None:
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+        self._map_type = CommentedMap
+        self._seq_type = CommentedSeq
         self.file = file
         self.positions: dict[PathKey, SourcePos] = {}
         self.key_positions: dict[PathKey, SourcePos] = {}
@@ -314,7 +343,7 @@ class _Converter:
             raise BundleError(Problem(str(limit), self._here(path)))
 
     def convert(self, node: Any, path: PathKey) -> Any:
-        if isinstance(node, CommentedMap | CommentedSeq):
+        if isinstance(node, self._map_type | self._seq_type):
             if id(node) in self._active:
                 raise BundleError(
                     Problem("an alias refers to the node that contains it", self._here(path))
@@ -326,7 +355,7 @@ class _Converter:
             try:
                 if self._in_alias:
                     self._count(node, path)
-                if isinstance(node, CommentedMap):
+                if isinstance(node, self._map_type):
                     return self._mapping(node, path)
                 return self._sequence(node, path)
             finally:
@@ -390,6 +419,9 @@ class _Converter:
 
 def _scalar(value: Any) -> Any:
     """A ruamel scalar as the plain Python value it stands for."""
+    from ruamel.yaml.comments import TaggedScalar
+    from ruamel.yaml.scalarbool import ScalarBoolean
+
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, ScalarBoolean):  # an anchored boolean; an int subclass in ruamel

@@ -218,3 +218,8 @@ def test_a_symlink_inside_the_bundle_is_followed(tmp_path: Path):
     resolved = resolve_path(tmp_path, "alias.yaml", pos=SourcePos("operator.yaml"))
     assert resolved == (tmp_path / "real.yaml").resolve()
     assert load_yaml_file(tmp_path, "./alias.yaml").data == {"name": "app"}
+
+
+def test_an_anchor_defined_twice_is_no_warning_and_the_later_one_counts():
+    doc = load_yaml_text("&a x: 1\n&a y: 2\nz: *a\n", "f.yaml")
+    assert doc.data == {"x": 1, "y": 2, "z": "y"}
