@@ -245,9 +245,6 @@ class ChangeTracker:
         #: lists by (group, kind, label, value) of one ``label=value`` of their selector
         self._by_list: dict[tuple[str, str, str, str], set[str]] = {}
         self._in_flight: dict[int, list[_Change]] = {}
-        #: the newest version the feed reported per object, to catch a reconcile that read
-        #: an older copy (a cache that had not caught up with an event already seen)
-        self._latest: dict[ObjKey, str] = {}
         #: how many reconciles were skipped (for benchmarks and metrics)
         self.skipped = 0
 
@@ -324,8 +321,6 @@ class ChangeTracker:
                 return
             if any(_affects(reads, ch) for ch in changes):
                 return
-            if any(self._newer_than_seen(key, seen) for key, seen in reads.objects.items()):
-                return
             self._records[uid] = _Record(fingerprint, reads, self.clock.monotonic())
             for key in reads.objects:
                 self._by_object.setdefault(key, set()).add(uid)
@@ -353,10 +348,6 @@ class ChangeTracker:
             labels=dict(meta.get("labels") or {}),
         )
         with self._lock:
-            if change.deleted:
-                self._latest.pop(change.key, None)
-            else:
-                self._latest[change.key] = change.version
             for pending in self._in_flight.values():
                 pending.append(change)
             candidates = set(self._by_object.get(change.key, ()))
@@ -368,10 +359,6 @@ class ChangeTracker:
                 record = self._records.get(uid)
                 if record is not None and _affects(record.reads, change):
                     self._drop(uid)
-
-    def _newer_than_seen(self, key: ObjKey, seen: str | None) -> bool:
-        latest = self._latest.get(key)
-        return latest is not None and seen is not None and not _not_newer(latest, seen)
 
     def _drop(self, uid: str) -> None:
         record = self._records.pop(uid, None)

@@ -42,6 +42,8 @@ from jinja2 import pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup
 
+from oper8d.template.values import copy_result
+
 #: the context variable holding the render's Slots
 SLOTS_VAR = "__oper8d_slots__"
 
@@ -67,6 +69,7 @@ class Slots:
     def __init__(self, nonce: str) -> None:
         self.nonce = nonce
         self.values: list[Any] = []
+        self.pattern = re.compile(re.escape(nonce) + r"(\d+)z")
 
     def token(self, value: Any) -> str:
         self.values.append(value)
@@ -138,16 +141,7 @@ def fill_text(text: str, slots: Slots) -> str:
     printed without slots (for showing rendered text, never for parsing)."""
     if not slots.values:
         return text
-    pattern = _token_pattern(slots.nonce)
-    return pattern.sub(lambda m: _text_of(slots.values[int(m.group(1))]), text)
-
-
-def _token_pattern(nonce: str) -> re.Pattern[str]:
-    return re.compile(re.escape(nonce) + r"(\d+)z")
-
-
-def _text_of(value: Any) -> str:
-    return str(value)
+    return slots.pattern.sub(lambda m: str(slots.values[int(m.group(1))]), text)
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -210,7 +204,6 @@ class SlotLoader(KubernetesLoader):
         super().__init__(text)
         self._text = text
         self._slots = slots
-        self._pattern = _token_pattern(slots.nonce)
 
     def construct_yaml_str(self, node: Any) -> Any:
         value = self.construct_scalar(node)
@@ -222,15 +215,15 @@ class SlotLoader(KubernetesLoader):
         style = node.style
         if style in ("|", ">"):
             return self._block(node)
-        whole = self._pattern.fullmatch(value)
+        whole = self._slots.pattern.fullmatch(value)
         if whole is not None and not style:  # plain (libyaml says "", PyYAML None)
             return self._typed(self._slots.values[int(whole.group(1))])
-        return self._pattern.sub(lambda m: _text_of(self._slots.values[int(m.group(1))]), value)
+        return fill_text(value, self._slots)
 
     def _typed(self, value: Any) -> Any:
         """A whole plain scalar: the value, typed as YAML would type its one-line text."""
         if not isinstance(value, str):
-            return _copy(value)
+            return copy_result(value)
         if "\n" in value or value != value.strip() or not value:
             return value
         tag = self.resolve(yaml.ScalarNode, value, (True, False))
@@ -249,9 +242,7 @@ class SlotLoader(KubernetesLoader):
             header_end = end
         header = self._text[start:header_end]
         body = self._text[header_end:end]
-        filled = self._pattern.sub(
-            lambda m: _text_of(self._slots.values[int(m.group(1))]), body
-        )
+        filled = fill_text(body, self._slots)
         # the lines keep their columns, all right of the parent key's: a block under ``v``
         source = f"v: {header}{filled}"
         try:
@@ -271,11 +262,3 @@ class SlotLoader(KubernetesLoader):
 
 
 SlotLoader.add_constructor(_STR_TAG, SlotLoader.construct_yaml_str)
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
