@@ -189,6 +189,7 @@ def reconcile_offline(
             clock=clock.now,
             uid_factory=sequential_uids(seed),
             simulator=simulator if simulator is not None else DefaultSimulator(),
+            schemas=schemas,  # one load serves the cluster's admission and the engine's checks
         )
     cluster.register_kind(kind.api_version, kind.kind, namespaced=kind.namespaced)
     if cluster.get(kind.api_version, kind.kind, name, ns) is None:
