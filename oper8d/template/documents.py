@@ -22,7 +22,7 @@ import yaml
 
 from oper8d.errors import ConfigError, SourcePos
 from oper8d.template.failures import excerpt
-from oper8d.template.slots import SlotLoader, Slots, fill_text
+from oper8d.template.slots import SlotLoader, Slots, hide_values
 
 #: a document of the rendered text is a Secret (its lines are not quoted in errors)
 _SECRET_KIND = re.compile(r"^kind:[ \t]*[\"']?Secret[\"']?[ \t]*(#.*)?$", re.MULTILINE)
@@ -100,7 +100,9 @@ class DocumentCache:
         def at(mark: Any) -> str:
             if mark is None:
                 return ""
-            line_text = fill_text(lines[mark.line], slots).strip() if mark.line < len(lines) else ""
+            # values stay out of the quote (a value may be a secret the text does not mark)
+            line = lines[mark.line] if mark.line < len(lines) else ""
+            line_text = hide_values(line, slots).strip()
             quoted = f": {excerpt(line_text)!r}" if line_text else " (end of text)"
             if secret and line_text:
                 quoted = " (not quoted: the text renders a Secret)"

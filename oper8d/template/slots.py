@@ -49,6 +49,9 @@ SLOTS_VAR = "__oper8d_slots__"
 
 #: filters whose output is structure the template means to print
 STRUCTURE_FILTERS = ("to_yaml", "toYaml", "to_json", "toJson", "quote", "squote")
+#: Jinja's HTML filters: they return Markup (escaped for HTML, not YAML), so in text
+#: templates their result is a plain value like any other
+MARKUP_FILTERS = ("e", "escape", "forceescape", "urlize", "xmlattr")
 #: filters that keep their input's trust (indenting structure keeps it structure)
 PRESERVING_FILTERS = ("indent", "nindent")
 
@@ -104,8 +107,23 @@ def trusted_filters(filters: Mapping[str, Callable[..., Any]]) -> dict[str, Call
     for name in PRESERVING_FILTERS:
         if name in out:
             out[name] = _preserving(out[name])
+    for name in MARKUP_FILTERS:
+        if name in out:
+            out[name] = _plain(out[name])
     out.pop("safe", None)
     return out
+
+
+def _plain(function: Callable[..., Any]) -> Callable[..., Any]:
+    """An HTML filter whose Markup result would print raw: its text becomes a value."""
+
+    def plain(value: Any, *args: Any, **kwargs: Any) -> str:
+        return str.__str__(function(value, *args, **kwargs))
+
+    plain.__name__ = getattr(function, "__name__", "filter")
+    if hasattr(function, "jinja_pass_arg"):  # urlize, xmlattr take Jinja's eval context
+        plain.jinja_pass_arg = function.jinja_pass_arg  # type: ignore[attr-defined]
+    return plain
 
 
 def _marking(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -142,6 +160,12 @@ def fill_text(text: str, slots: Slots) -> str:
     if not slots.values:
         return text
     return slots.pattern.sub(lambda m: str(slots.values[int(m.group(1))]), text)
+
+
+def hide_values(text: str, slots: Slots) -> str:
+    """``text`` with each printed value shown as ``{{…}}``: for quoting rendered text in
+    errors without the values, which may be secrets the text does not mark as such."""
+    return slots.pattern.sub("{{…}}", text)
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -229,8 +253,11 @@ class SlotLoader(KubernetesLoader):
         tag = self.resolve(yaml.ScalarNode, value, (True, False))
         if tag in (_STR_TAG, _TIMESTAMP_TAG):
             return value
+        construct = self.yaml_constructors.get(tag)
+        if construct is None:  # "<<" (merge) and "=" (value) name tags, not scalars
+            return value
         try:
-            return self.yaml_constructors[tag](self, yaml.ScalarNode(tag, value))
+            return construct(self, yaml.ScalarNode(tag, value))
         except (ValueError, yaml.YAMLError):
             return value
 

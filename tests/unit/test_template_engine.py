@@ -437,7 +437,7 @@ def test_rendered_text_that_is_not_yaml_is_a_config_error_quoting_the_line(
         template.render({"value": "x"})
     assert info.value.pos == SourcePos(TEMPLATE_FILE)
     assert "not valid YAML" in info.value.message
-    assert "b: [unclosed, x" in info.value.message
+    assert "b: [unclosed, {{…}}" in info.value.message  # the line, its values left out
 
 
 def test_an_undefined_variable_in_a_text_template_names_file_and_line(

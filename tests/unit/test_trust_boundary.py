@@ -223,3 +223,26 @@ def demo_cr(**spec: Any) -> dict[str, Any]:
         "metadata": {"name": "demo", "namespace": "default"},
         "spec": spec,
     }
+
+
+@pytest.mark.parametrize("html_filter", ["e", "escape", "forceescape", "urlize"])
+def test_html_filters_print_a_value_as_one_scalar_too(html_filter: str) -> None:
+    from oper8d.template import TemplateEngine
+
+    template = TemplateEngine().text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n"
+        f"  k: {{{{ v | {html_filter} }}}}\n",
+        "t.yaml",
+    )
+    hostile = "x\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: pwn"
+    (only,) = template.render({"v": hostile})  # one object: the value stayed a scalar
+    assert only["kind"] == "ConfigMap"
+    assert isinstance(only["data"]["k"], str) and "pwn" in only["data"]["k"]
+
+
+@pytest.mark.parametrize("value", ["<<", "="])
+def test_a_value_naming_a_yaml_tag_is_a_plain_string(value: str) -> None:
+    from oper8d.template import TemplateEngine
+
+    template = TemplateEngine().text("k: {{ v }}\n", "t.yaml")
+    assert template.render({"v": value}) == [{"k": value}]
