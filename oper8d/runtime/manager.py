@@ -39,6 +39,7 @@ from oper8d.runtime.options import ManagerOptions
 from oper8d.runtime.probes import ProbeServer
 from oper8d.runtime.queue import WorkQueue
 from oper8d.runtime.sharding import GatedReconciler, Sharding
+from oper8d.runtime.store import drop_unread
 from oper8d.runtime.temporarypatch import API_VERSION as TP_API_VERSION
 from oper8d.runtime.temporarypatch import KIND as TP_KIND
 from oper8d.runtime.temporarypatch import TemporaryPatchSync
@@ -148,6 +149,8 @@ class Manager:
                 resync_period=self.options.resync_period,
                 clock=self.options.clock,
                 shard=shard,
+                # leaveToOthers reads managedFields to see who owns a field (engine.leave)
+                transform=None if _leaves_fields(self.bundle) else drop_unread,
             )
             if shard is not None:
                 self._sharded.append(inf)
@@ -386,3 +389,15 @@ class Manager:
     @property
     def probe_ports(self) -> list[int]:
         return [s.port for s in self._servers]
+
+
+def _leaves_fields(bundle: Bundle) -> bool:
+    """Whether a resource of ``bundle`` leaves fields to other controllers: then cached
+    objects keep their managedFields, which say who owns such a field."""
+    resources = [
+        r
+        for c in bundle.controllers
+        for group in (*(comp.resources for comp in c.components), *(h.resources for h in c.hooks))
+        for r in group
+    ]
+    return any(r.leave_to_others for r in resources)

@@ -49,10 +49,11 @@ def copy_obj(value: Any) -> Any:
 
 
 def drop_unread(obj: Obj) -> Obj:
-    """``obj`` (changed in place) without what the engine never reads of a cached object:
+    """``obj`` (changed in place) without what the engine does not read of a cached object:
     ``metadata.managedFields`` (server-side apply computes ownership on the server; the
     engine's skip-unchanged compares its own hash annotation) and kubectl's
-    last-applied-configuration annotation."""
+    last-applied-configuration annotation. Not used for a bundle whose resources leave
+    fields to other controllers: ``engine.leave`` reads managedFields (``runtime.manager``)."""
     meta = obj.get("metadata")
     if isinstance(meta, dict):
         meta.pop("managedFields", None)

@@ -222,3 +222,15 @@ def test_a_replica_that_loses_its_lease_stops_its_workers(
     for controller in manager.controllers:
         assert controller.queue.shutting_down
         assert controller.join_workers(STUCK)
+
+
+def test_cached_objects_keep_managed_fields_only_when_a_resource_leaves_fields() -> None:
+    from pathlib import Path
+
+    from oper8d.bundle import load_bundle
+    from oper8d.runtime.manager import _leaves_fields
+
+    examples = Path(__file__).resolve().parents[2] / "examples" / "operators"
+    # webapp leaves spec.replicas to its HPA: who owns it is read from managedFields
+    assert _leaves_fields(load_bundle(examples / "webapp"))
+    assert not _leaves_fields(load_bundle(examples / "stateful"))
