@@ -55,7 +55,8 @@ def update_body(
         current = _get(live, path)
         if current is _MISSING or (server_side and owned_by_others(live, path, manager)):
             _remove(result, path)
-        elif _get(result, path) is not _MISSING:
+        elif not server_side or _get(result, path) is not _MISSING:
+            # a PUT resets what it does not send: the live value goes in, rendered or not
             _set(result, path, copy.deepcopy(current))
     return result
 
@@ -89,8 +90,12 @@ def _get(obj: Any, path: FieldPath) -> Any:
 
 
 def _set(obj: dict[str, Any], path: FieldPath, value: Any) -> None:
+    """Set the field at ``path``, creating the maps on the way (not through a non-map)."""
     for key in path[:-1]:
-        obj = obj[key]
+        child = obj.setdefault(key, {})
+        if not isinstance(child, dict):
+            return
+        obj = child
     obj[path[-1]] = value
 
 

@@ -170,3 +170,11 @@ def test_an_empty_segment_in_a_path_is_a_compile_error(tmp_path: Path) -> None:
     bad = BUNDLE.replace("{path: spec.replicas, when: spec.autoscaling}", "spec..replicas")
     with pytest.raises(BundleError, match=r"spec\.\.replicas"):
         build(tmp_path, bad, schema=SCHEMA)
+
+
+def test_a_put_of_a_template_without_the_left_field_keeps_its_live_value() -> None:
+    live = deployment(replicas=5)  # scaled by the HPA
+    rendered = deployment()
+    del rendered["spec"]["replicas"]  # the template never sets it
+    put = update_body(rendered, live, REPLICAS, "demo", server_side=False)
+    assert put["spec"]["replicas"] == 5  # a PUT without it would reset replicas to 1
