@@ -54,12 +54,10 @@ class CrInputs:
         """The error a reconcile reports for these inputs: the spec's violations (the first
         five, one message) before a config problem; None when there is none."""
         if self.spec_problems:
-            problems = self.spec_problems
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            return ConfigError(
-                "; ".join(str(p) for p in problems[:5]) + more,
-                field=problems[0].field or "spec",
-            )
+            first, *rest = self.spec_problems
+            shown = [first.message, *(str(p) for p in rest[:4])]  # the error names first's field
+            more = f" (and {len(rest) - 4} more)" if len(rest) > 4 else ""
+            return ConfigError("; ".join(shown) + more, field=first.field or "spec")
         if self.config_problems:
             first = self.config_problems[0]
             return ConfigError(first.message, field=first.field)

@@ -99,3 +99,17 @@ def test_spec_violations_are_reported_before_config_problems(
     fixed = resolve_inputs(controller, cr({"size": 1}, overrides=["not", "a", "map"]), {})
     error = fixed.error()
     assert error is not None and error.field == "configOverrides"
+
+
+def test_the_error_counts_the_problems_it_does_not_show() -> None:
+    from oper8d.engine.inputs import CrInputs
+    from oper8d.errors import Problem
+
+    problems = tuple(Problem(f"p{i}", None, field=f"spec.f{i}") for i in range(7))
+    error = CrInputs(spec={}, config={}, spec_problems=problems).error()
+    assert error is not None
+    assert error.field == "spec.f0"
+    assert error.message.startswith("p0; spec.f1: p1;")  # the first field named once
+    assert error.message.endswith("spec.f4: p4 (and 2 more)")
+    two = CrInputs(spec={}, config={}, spec_problems=problems[:2]).error()
+    assert two is not None and two.message == "p0; spec.f1: p1"
