@@ -43,7 +43,7 @@ from oper8d.template.failures import compile_problem, syntax_problem
 from oper8d.template.filters import template_filters
 from oper8d.template.names import truncate_name
 from oper8d.template.sandbox import Budget, LimitedSandbox, guard_loops
-from oper8d.template.slots import finalize, new_nonce, trusted_filters
+from oper8d.template.slots import finalize, guarded_markup_join, new_nonce, trusted_filters
 from oper8d.template.tree import Path, TreeTemplate, is_templated
 
 _T = TypeVar("_T")
@@ -152,6 +152,8 @@ class TemplateEngine:
         )
         self._reject_file_statements(ast, lambda node: SourcePos(file, node.lineno))
         template = self._template(ast, problem, SourcePos(file), file, self._text_env)
+        # `~` of the compiled module (its macros too) checks what it joins to Markup
+        template.root_render_func.__globals__["markup_join"] = guarded_markup_join
         return TextTemplate(file, template, source, live_references(ast), self._nonce)
 
     # -- compilation ----------------------------------------------------------------------

@@ -37,6 +37,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from oper8d.clock import Clock
 from oper8d.limits import LimitExceeded, Limits
+from oper8d.template.slots import check_joined
 
 __all__ = ["Budget", "LimitedSandbox", "guard_loops"]
 
@@ -188,6 +189,7 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
             self._check_product(left, right)
         elif operator == "%" and isinstance(left, str):
             self._check_percent(left, right)
+        check_joined((left, *(right if isinstance(right, tuple) else (right,))))
         result = self.binop_table[operator](left, right)
         self.check_result(result, f"the operator {operator}")
         return result
@@ -199,6 +201,7 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
         owner = getattr(method, "__self__", None)
         if isinstance(owner, str):
             __self._check_str_method(owner, getattr(method, "__name__", ""), args, kwargs)
+            check_joined((owner, *args, *kwargs.values()))  # Markup.join/replace/format
         result = super().call(__context, __obj, *args, **kwargs)
         __self.check_result(result, "a call")
         return result

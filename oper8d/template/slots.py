@@ -34,12 +34,13 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import yaml
 from jinja2 import pass_context
-from jinja2.runtime import Context
+from jinja2.exceptions import SecurityError
+from jinja2.runtime import Context, markup_join
 from markupsafe import Markup
 
 from oper8d.template.values import copy_result
@@ -95,6 +96,33 @@ def finalize(context: Context, value: Any) -> Any:
     if not isinstance(value, _DATA_TYPES):
         value = str(value)  # as Jinja prints it; an Undefined raises its error here
     return Markup(slots.token(value))
+
+
+#: characters a value joined into printed structure could use to make structure of its own
+_STRUCTURE = re.compile(r"[\n\r\x85\u2028\u2029#:{}\[\],&*!|>'\"%@`-]")
+
+
+def check_joined(parts: Iterable[Any]) -> None:
+    """Refuse to join template-made structure (Markup: a macro's or ``to_yaml``'s output)
+    with a value that could carry YAML structure: Markup escapes for HTML, not YAML, so such
+    a value would be printed raw. Plain words still join (``{{ m() ~ 'suffix' }}``)."""
+    items = list(parts)
+    if not any(isinstance(p, Markup) for p in items):
+        return
+    for part in items:
+        if isinstance(part, str) and not isinstance(part, Markup) and _STRUCTURE.search(part):
+            raise SecurityError(
+                f"a value ({part[:40]!r}) is joined to printed structure (a macro's or a "
+                "filter's output); print the value on its own with {{ ... }} so it stays "
+                "one scalar"
+            )
+
+
+def guarded_markup_join(seq: Iterable[Any]) -> Any:
+    """Jinja's ``~`` in text templates (``markup_join``), with :func:`check_joined`."""
+    items = list(seq)
+    check_joined(items)
+    return markup_join(items)
 
 
 def trusted_filters(filters: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:

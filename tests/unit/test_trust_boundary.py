@@ -246,3 +246,20 @@ def test_a_value_naming_a_yaml_tag_is_a_plain_string(value: str) -> None:
 
     template = TemplateEngine().text("k: {{ v }}\n", "t.yaml")
     assert template.render({"v": value}) == [{"k": value}]
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["m() ~ v", "m() + v", "m().replace('a', v)", "{'a': 1} | to_json ~ v"],
+)
+def test_a_value_cannot_be_joined_into_printed_structure(expression: str) -> None:
+    from oper8d.errors import ConfigError
+    from oper8d.template import TemplateEngine
+
+    template = TemplateEngine().text(
+        "{% macro m() %}a{% endmacro %}k: {{ " + expression + " }}\n", "t.yaml"
+    )
+    with pytest.raises(ConfigError, match="is joined to printed structure"):
+        template.render({"v": "x\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: p}"})
+    if "m()" in expression:  # plain words still join to a macro's output
+        assert template.render({"v": "word"})[0]["k"].endswith("word")
