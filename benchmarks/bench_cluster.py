@@ -22,7 +22,6 @@ import contextlib
 import json
 import math
 import os
-import resource
 import ssl
 import subprocess
 import sys
@@ -41,6 +40,7 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from benchmarks.memory import peak_rss_mib
 from oper8d.bundle.compile import load_bundle
 from oper8d.cluster.base import Obj
 from oper8d.cluster.kube import KubeCluster
@@ -280,7 +280,7 @@ def _wait_quiet(manager: Manager, quiet: float, timeout: float) -> None:
 
 
 def _rss_kib() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    return int(peak_rss_mib() * 1024)
 
 
 def run_benchmark(

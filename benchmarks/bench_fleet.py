@@ -35,7 +35,6 @@ import argparse
 import copy
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -50,6 +49,7 @@ from pathlib import Path
 
 import yaml
 
+from benchmarks.memory import peak_rss_mib
 from oper8d.bundle import load_bundle
 from oper8d.clock import FakeClock
 from oper8d.cluster.memory import MUTATING_VERBS, MemoryCluster, sequential_uids
@@ -327,7 +327,7 @@ def _rss_mb() -> tuple[float, float]:
     with open("/proc/self/statm", encoding="ascii") as statm:
         pages = int(statm.read().split()[1])
     current = pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-    return current, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return current, peak_rss_mib()
 
 
 def hold(path: str) -> str:
@@ -385,7 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     results = [run_fleet(n) for n in args.sizes]
     print("\n".join(table(results)))
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss_mb = peak_rss_mib()
     print(f"\npeak RSS {rss_mb:,.0f} MB (cluster, cache copy and engine in one process)")
     if args.replica_rss:
         largest = max(args.sizes)

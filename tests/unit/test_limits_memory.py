@@ -1,7 +1,8 @@
 """The exhaustion cases end quickly, with the limit named, in well under 300 MB.
 
-Each case runs in a fresh Python process, so its peak resident memory (``ru_maxrss``) is its
-own and not pytest's. Before the limits these cases used from 389 MB to several GB, hung,
+Each case runs in a fresh Python process and reads its own peak resident memory (``VmHWM``).
+Not ``ru_maxrss``: Linux carries the parent's high-water mark across vfork + exec, so a child of
+a pytest that once held 380 MB reported 380 MB whatever the case did. Before the limits these cases used from 389 MB to several GB, hung,
 or crashed (see the trust-boundary issue); the cases are the same, the sizes are bounded.
 """
 
@@ -19,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 MAX_RSS_MB = 300
 
 _PROLOGUE = """
-import json, resource, time
+import json, time
 started = time.monotonic()
 error = None
 try:
@@ -29,7 +30,8 @@ except Exception as exc:  # the test reads the message
 print(json.dumps({{
     "error": error,
     "seconds": time.monotonic() - started,
-    "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "rss_mb": next(int(line.split()[1]) for line in open("/proc/self/status")
+                   if line.startswith("VmHWM:")) / 1024,
 }}))
 """
 
