@@ -39,6 +39,7 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'oper8d' has no attribute {name!r}")
 
+
 __all__ = [
     "Bundle",
     "BundleError",

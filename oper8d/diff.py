@@ -353,9 +353,7 @@ def diff_cr(
     errors: list[str] = []
     for obj in objects:
         try:
-            diffs.append(
-                diff_object(cluster, obj, field_manager=bundle.name, sensitive=sensitive)
-            )
+            diffs.append(diff_object(cluster, obj, field_manager=bundle.name, sensitive=sensitive))
         except ClusterError as err:
             if err.status is None:  # the cluster is unreachable: every request would fail
                 raise

@@ -140,9 +140,7 @@ def check_spec_schema(doc: Document, path: Sequence[str | int]) -> list[Problem]
     return _default_problems(schema, doc, base)
 
 
-def _default_problems(
-    node: Any, doc: Document, path: Path, field: str = "spec"
-) -> list[Problem]:
+def _default_problems(node: Any, doc: Document, path: Path, field: str = "spec") -> list[Problem]:
     """Each ``default`` that its own schema rejects, at the default's position and naming
     the CR field it fills: the API server refuses such a CRD, and a CR would otherwise be
     blamed for a value it does not hold."""

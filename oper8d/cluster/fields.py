@@ -193,9 +193,7 @@ def get_path(tree: Any, path: Path) -> Any:
     return node
 
 
-def delete_path(
-    tree: dict[str, Any], path: Path, keep: Collection[Path] = frozenset()
-) -> None:
+def delete_path(tree: dict[str, Any], path: Path, keep: Collection[Path] = frozenset()) -> None:
     """Remove ``path`` from ``tree`` in place, then the maps and lists this leaves
     empty (``metadata`` itself stays, and so do the paths in ``keep``)."""
     nodes: list[Any] = [tree]  # nodes[d] sits at path[:d]
@@ -295,9 +293,7 @@ def _merge_list(
 
     li = ai = 0
     while True:
-        while li < len(live_ids) and (
-            live_ids[li] in done or live_ids[li] not in applied_by_id
-        ):
+        while li < len(live_ids) and (live_ids[li] in done or live_ids[li] not in applied_by_id):
             if live_ids[li] not in done:
                 emit(live_ids[li])
             li += 1

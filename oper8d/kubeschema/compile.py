@@ -177,4 +177,3 @@ class Compiler:
             node.props.setdefault("kind", StringNode(None))
             node.embedded = self.embedded
         return node
-

@@ -121,7 +121,7 @@ def _junctor_checks(schema: Mapping[str, Any], compiler: Compiler) -> list[Check
             found: Errors = []
             negated.check(value, path, found)
             if not found:
-                errors.append((path, 'Forbidden: must not validate the schema (not)'))
+                errors.append((path, "Forbidden: must not validate the schema (not)"))
 
         checks.append(check_not)
     return checks

@@ -111,8 +111,7 @@ class ShardSlice:
         """The ``shardSelector`` of this slice (empty string for no buckets)."""
         field = f"object.metadata.{self.key}"
         return " || ".join(
-            f"shardRange({field}, '0x{start:016x}', '0x{end:016x}')"
-            for start, end in self.ranges()
+            f"shardRange({field}, '0x{start:016x}', '0x{end:016x}')" for start, end in self.ranges()
         )
 
     def contains(self, obj: Obj) -> bool:

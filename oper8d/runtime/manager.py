@@ -46,6 +46,7 @@ from oper8d.runtime.temporarypatch import TemporaryPatchSync
 
 log = logging.getLogger("oper8d.manager")
 
+
 class ManagedApi(ListWatch, ApiServer, Protocol):
     """The API server as the manager uses it (``KubeCluster``): lists and watches for the
     informers, CRUD and discovery for the cache, the TemporaryPatch controller, Events and
@@ -53,7 +54,6 @@ class ManagedApi(ListWatch, ApiServer, Protocol):
 
     #: ``on_request(verb, http_code)`` after every request (code None: unreachable)
     on_request: Callable[[str, int | None], None] | None
-
 
 
 class Manager:

@@ -227,7 +227,8 @@ class Sharding:
                     self._held.add(b)
                     acquired.append(b)
             self._claiming = {
-                b for b in (desired - self._held) | self._claiming
+                b
+                for b in (desired - self._held) | self._claiming
                 if b in desired and b not in claimed_by_others
             }
             self._releasing = (self._releasing | (self._held - desired)) - desired
@@ -260,7 +261,10 @@ class Sharding:
         if lost:
             log.warning(
                 "shard %s: Lease %s/%s not renewed for %.0fs: stopped working on buckets %s",
-                self.identity, self.namespace, self.name, now - self._renewed_at,
+                self.identity,
+                self.namespace,
+                self.name,
+                now - self._renewed_at,
                 format_buckets(lost),
             )
             if self.on_change is not None:
@@ -330,8 +334,13 @@ class Sharding:
             return True
         except ClusterError as err:
             self._lease = None  # read it again next time (a 409 means it changed)
-            log.warning("shard %s: cannot write Lease %s/%s: %s",
-                        self.identity, self.namespace, self.name, err)
+            log.warning(
+                "shard %s: cannot write Lease %s/%s: %s",
+                self.identity,
+                self.namespace,
+                self.name,
+                err,
+            )
             return False
 
     def release(self) -> None:

@@ -121,9 +121,7 @@ class TemplateEngine:
         """Compile a string that is text unless it holds ``{{ }}`` (``monitoring``, or
         ``{{ config.namespace }}``), unlike :meth:`expression`, where bare text is code."""
         if not isinstance(source, str):
-            raise BundleError(
-                Problem(f"expected a string, got {type(source).__name__}", pos)
-            )
+            raise BundleError(Problem(f"expected a string, got {type(source).__name__}", pos))
         if not is_templated(source):
             return Expr(json.dumps(source), pos, constant=source)
         compiled = self._compile_string(source, pos)

@@ -234,7 +234,9 @@ class KubernetesLoader(_BaseLoader):  # type: ignore[misc, valid-type]
 
 def _not_json(loader: KubernetesLoader, node: Any) -> Any:
     raise yaml.constructor.ConstructorError(
-        None, None, f"the tag {node.tag!r} has no JSON form: a Kubernetes object cannot hold it",
+        None,
+        None,
+        f"the tag {node.tag!r} has no JSON form: a Kubernetes object cannot hold it",
         node.start_mark,
     )
 

@@ -230,9 +230,7 @@ def all_ready(fleet: Fleet, namespaces: list[str], message: str = "hello") -> bo
     mine = [cr for cr in crs if cr["metadata"]["namespace"] in namespaces]
     if len(mine) != len(namespaces) or not all(is_ready(cr) for cr in mine):
         return False
-    maps = [
-        fleet.admin.get("v1", "ConfigMap", "note-config", ns) or {} for ns in namespaces
-    ]
+    maps = [fleet.admin.get("v1", "ConfigMap", "note-config", ns) or {} for ns in namespaces]
     return all((cm.get("data") or {}).get("MESSAGE") == message for cm in maps)
 
 
@@ -241,8 +239,9 @@ def cleanup(fleet: Fleet, namespaces: list[str]) -> None:
         fleet.admin.delete(API, KIND, "note", ns)
     wait_for(
         "Notes to be finalized",
-        lambda: not [c for c in fleet.admin.list(API, KIND) if c["metadata"]["namespace"]
-                     in namespaces],
+        lambda: (
+            not [c for c in fleet.admin.list(API, KIND) if c["metadata"]["namespace"] in namespaces]
+        ),
         timeout=60,
     )
 
@@ -284,8 +283,12 @@ def test_three_replicas_share_the_crs_take_over_a_killed_one_and_make_room_for_a
         assert 6 <= len(mine) <= 36, {w: len(s) for w, s in fleet.events.items()}
         assert len(fleet.events[who]) == 2 * len(mine)
     fleet.assert_never_twice_at_once()
-    print("owned per replica:", Counter(owners.values()), "objects heard of:",
-          {w: len(s) for w, s in fleet.events.items()})
+    print(
+        "owned per replica:",
+        Counter(owners.values()),
+        "objects heard of:",
+        {w: len(s) for w, s in fleet.events.items()},
+    )
 
     # kill r1: its Notes are reconciled by r0 and r2 within the Lease duration + a resync
     victims = {uid for uid, owner in owners.items() if owner == "r1"}
@@ -390,8 +393,10 @@ def test_oper8d_run_sharding_processes_share_crs_by_uid_and_survive_a_sigkill(
             wait_for("30 Notes Ready", lambda: converged("hello"), timeout=120)
             wait_for(
                 "three members, buckets dealt",
-                lambda: all(p.metric("oper8d_shard_members") == 3 for p in procs)
-                and sum(p.metric("oper8d_shard_buckets") for p in procs) == 64,
+                lambda: (
+                    all(p.metric("oper8d_shard_members") == 3 for p in procs)
+                    and sum(p.metric("oper8d_shard_buckets") for p in procs) == 64
+                ),
                 timeout=30,
             )
             assert all(20 <= p.metric("oper8d_shard_buckets") <= 22 for p in procs)
@@ -418,8 +423,10 @@ def test_oper8d_run_sharding_processes_share_crs_by_uid_and_survive_a_sigkill(
             # a bucket without Notes may still be in handover: wait for the last one
             wait_for(
                 "the survivors to hold every bucket",
-                lambda: all(p.metric("oper8d_shard_members") == 2 for p in survivors)
-                and sum(p.metric("oper8d_shard_buckets") for p in survivors) == 64,
+                lambda: (
+                    all(p.metric("oper8d_shard_members") == 2 for p in survivors)
+                    and sum(p.metric("oper8d_shard_buckets") for p in survivors) == 64
+                ),
                 timeout=10,
             )
             for i in range(n):

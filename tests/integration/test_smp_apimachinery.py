@@ -88,9 +88,7 @@ def apimachinery(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Apimachin
     configured = os.environ.get(BIN_DIR_ENV)
     error = None
     try:
-        bin_dir = (
-            Path(configured) if configured else build(tmp_path_factory.mktemp("smp") / "log")
-        )
+        bin_dir = Path(configured) if configured else build(tmp_path_factory.mktemp("smp") / "log")
     except BuildError as e:
         error = f"building the test environment failed:\n{e}"
     if error:
@@ -188,9 +186,7 @@ def service_port(port: int) -> Any:
     return fields({"port": port}, {"name": WORDS, "targetPort": PORTS, "protocol": st.just("TCP")})
 
 
-def originals(
-    keys: st.SearchStrategy[Any], item: Callable[[Any], Any], max_size: int = 4
-) -> Any:
+def originals(keys: st.SearchStrategy[Any], item: Callable[[Any], Any], max_size: int = 4) -> Any:
     """A list of items with distinct merge keys."""
     return st.lists(keys, unique=True, max_size=max_size).flatmap(
         lambda ks: st.tuples(*(item(k) for k in ks)).map(list)
@@ -398,9 +394,7 @@ SHAPES = {
         spec=Struct(
             type=Scalar(WORDS),
             selector=Labels(),
-            ports=Keyed(
-                "port", PORTS, Struct(name=Scalar(WORDS), targetPort=Scalar(PORTS))
-            ),
+            ports=Keyed("port", PORTS, Struct(name=Scalar(WORDS), targetPort=Scalar(PORTS))),
             ipFamilies=Whole(st.lists(st.sampled_from(["IPv4", "IPv6"]), max_size=2)),
         ),
     ),

@@ -259,9 +259,9 @@ def test_unknown_fields_are_refused_alike(real: KubeCluster, namespace: str, whi
 
 # -- generated Deployments --------------------------------------------------------------------
 
-_ENV = st.lists(
-    st.sampled_from(["A", "B", "C", "D"]), unique=True, max_size=3
-).map(lambda names: [{"name": n, "value": n.lower()} for n in names])
+_ENV = st.lists(st.sampled_from(["A", "B", "C", "D"]), unique=True, max_size=3).map(
+    lambda names: [{"name": n, "value": n.lower()} for n in names]
+)
 _PORT = st.tuples(st.sampled_from([80, 81, 82]), st.sampled_from([None, "TCP", "UDP"]))
 _PORTS = st.lists(_PORT, max_size=3, unique_by=lambda p: (p[0], p[1] or "TCP")).map(
     lambda ports: [

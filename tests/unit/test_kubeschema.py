@@ -51,7 +51,7 @@ def test_messages_read_like_the_apiservers(schemas: KubeSchemas) -> None:
     assert sorted(lines) == [
         'spec.replica: unknown field "spec.replica"; did you mean "replicas"?',
         f"{container}.env[0].value: Invalid value: 3: must be of type string, not integer",
-        f"{container}.imagePullPolicy: Unsupported value: \"always\": supported values: "
+        f'{container}.imagePullPolicy: Unsupported value: "always": supported values: '
         '"Always", "IfNotPresent", "Never"',
     ]
 
@@ -103,9 +103,7 @@ def test_a_kind_without_a_schema_is_one_warning_not_an_error(schemas: KubeSchema
         ({"apiVersion": 1, "kind": "ConfigMap", "metadata": {"name": "x"}}, "apiVersion"),
     ],
 )
-def test_identity_fields_are_required(
-    schemas: KubeSchemas, obj: dict[str, Any], path: str
-) -> None:
+def test_identity_fields_are_required(schemas: KubeSchemas, obj: dict[str, Any], path: str) -> None:
     assert path in [f.path for f in schemas.validate(obj).errors]
 
 
@@ -166,9 +164,11 @@ def test_importing_kubeschema_loads_no_kubernetes_client() -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=4),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(
-        st.sampled_from(["name", "value", "spec", "x", "ports", "1"]), children, max_size=3
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["name", "value", "spec", "x", "ports", "1"]), children, max_size=3
+        )
     ),
     max_leaves=8,
 )

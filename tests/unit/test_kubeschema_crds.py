@@ -31,9 +31,7 @@ def crd(spec: dict[str, Any], *, served: bool = True, group: str = "test.io") ->
                     "name": "v1",
                     "served": served,
                     "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}
-                    },
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
                 }
             ],
         },
@@ -130,8 +128,10 @@ INVALID = [
     ({"size": 1, "limits": {"cpu": "2"}}, "spec.limits[cpu]"),
     ({"size": 1, "closed": {"x": 1}}, "spec.closed.x"),
     ({"size": 1, "template": {"kind": "Pod"}}, "spec.template.apiVersion"),
-    ({"size": 1, "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"nam": "x"}}},
-     "spec.template.metadata.nam"),
+    (
+        {"size": 1, "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"nam": "x"}}},
+        "spec.template.metadata.nam",
+    ),
     ({"size": 1, "either": {"a": "x", "b": "y"}}, "spec.either"),
     ({"size": 1, "either": {}}, "spec.either"),
     ({"size": 1, "tags": [None]}, "spec.tags[0]"),

@@ -73,7 +73,7 @@ def test_a_bad_rendered_value_is_a_clean_error_at_its_position(
         ("kind: ConfigMap", "kind: {a: 1}", "operator.yaml:"),
         (
             "enabled: spec.ingress.enabled",
-            "enabled: \"" + "(" * 300 + "1" + ")" * 300 + "\"",
+            'enabled: "' + "(" * 300 + "1" + ")" * 300 + '"',
             "nestingDepth",
         ),
     ],

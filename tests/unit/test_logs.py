@@ -282,6 +282,8 @@ def test_the_crs_own_name_is_never_masked(capture: Capture) -> None:
     with reconcile_context("ab12cd34", "default/notes"):
         mark_secret(secret(username="notes", password="s3cr3t-value"))
         log.info("NotesApp default/notes: Ready; user notes, password s3cr3t-value")
-    assert out.getvalue().rstrip("\n").endswith(
-        "NotesApp default/notes: Ready; user notes, password ***"
+    assert (
+        out.getvalue()
+        .rstrip("\n")
+        .endswith("NotesApp default/notes: Ready; user notes, password ***")
     )

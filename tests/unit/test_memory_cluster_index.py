@@ -23,8 +23,9 @@ SELECTORS = st.sampled_from(
     [None, "app=web", "app in (web,db)", "tier!=db", "app,tier=db", "!tier", "app=web,tier=web"]
 )
 
-writes = st.tuples(st.sampled_from(["apply", "delete"]), KINDS, NAMESPACES, NAMES, LABELS,
-                   st.booleans())
+writes = st.tuples(
+    st.sampled_from(["apply", "delete"]), KINDS, NAMESPACES, NAMES, LABELS, st.booleans()
+)
 
 
 def obj(kind: tuple[str, str], namespace: str, name: str, labels: dict[str, str]) -> dict[str, Any]:
@@ -62,8 +63,12 @@ def test_a_list_equals_a_scan_of_every_object_after_any_writes(
         body = obj(op_kind, ns, name, labels)
         if owned and ns == "ns1":
             body["metadata"]["ownerReferences"] = [
-                {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
-                 "uid": owner["metadata"]["uid"]}
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "name": "owner",
+                    "uid": owner["metadata"]["uid"],
+                }
             ]
         cluster.apply(body, field_manager="t")
     listed = cluster.list(kind[0], kind[1], namespace=namespace, label_selector=selector)
@@ -72,12 +77,16 @@ def test_a_list_equals_a_scan_of_every_object_after_any_writes(
     )
     # deleting the owner collects exactly the objects that still point at it
     dependents = [
-        o for o in cluster.objects()
-        if any(r["uid"] == owner["metadata"]["uid"]
-               for r in o["metadata"].get("ownerReferences") or [])
+        o
+        for o in cluster.objects()
+        if any(
+            r["uid"] == owner["metadata"]["uid"] for r in o["metadata"].get("ownerReferences") or []
+        )
     ]
     cluster.delete("v1", "ConfigMap", "owner", "ns1")
     for dependent in dependents:
         meta = dependent["metadata"]
-        assert cluster.get(dependent["apiVersion"], dependent["kind"], meta["name"],
-                           meta["namespace"]) is None
+        assert (
+            cluster.get(dependent["apiVersion"], dependent["kind"], meta["name"], meta["namespace"])
+            is None
+        )

@@ -47,7 +47,7 @@ def test_the_forms_a_value_takes_in_a_message_are_masked() -> None:
     value = 'pa"ss\\word'
     sensitive = masking(value)
     encoded = base64.b64encode(value.encode()).decode()
-    assert sensitive.redact(f"json {{\"pw\": \"pa\\\"ss\\\\word\"}} b64 {encoded}") == (
+    assert sensitive.redact(f'json {{"pw": "pa\\"ss\\\\word"}} b64 {encoded}') == (
         'json {"pw": "***"} b64 ***'
     )
     assert sensitive.redact(f"repr {value!r}") == "repr '***'"

@@ -173,8 +173,9 @@ def test_a_yaml_error_in_a_rendered_secret_does_not_quote_its_line(
     result, notes = reconcile_as_the_runtime_does(h)
     ready = condition(h.cr(), "Ready")
     assert ready["reason"] == "ConfigError"
-    assert "at line 6 of the rendered text (not quoted: the text renders a Secret)" in (
-        ready["message"]
+    assert (
+        "at line 6 of the rendered text (not quoted: the text renders a Secret)"
+        in (ready["message"])
     )
     for shown in (str(result.error), ready["message"], *notes, logs.getvalue()):
         assert "cr-given-pa55word" not in shown

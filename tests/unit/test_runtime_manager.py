@@ -29,10 +29,14 @@ from oper8d.runtime.temporarypatch import API_VERSION as TP_API_VERSION
 from oper8d.runtime.temporarypatch import FINALIZER
 from oper8d.runtime.temporarypatch import KIND as TP_KIND
 
-BUNDLE = "components:\n" + configmap("web", data="{mode: normal}") + """\
+BUNDLE = (
+    "components:\n"
+    + configmap("web", data="{mode: normal}")
+    + """\
 temporaryPatches:
   allowedKinds: [ConfigMap]
 """
+)
 LEASE = ("default", "demo-oper8d")
 
 

@@ -263,11 +263,7 @@ def test_no_bucket_is_ever_worked_on_by_two_live_replicas(actions: list, start: 
             live.pop(action[1]).release()
             in_flight.setdefault(-1, []).append(action[1])
         for bucket in range(BUCKETS):
-            users = {
-                i
-                for i, r in live.items()
-                if r.accepts(CRS[bucket]) or bucket in in_flight[i]
-            }
+            users = {i for i, r in live.items() if r.accepts(CRS[bucket]) or bucket in in_flight[i]}
             assert len(users) <= 1, (bucket, users)
 
 

@@ -138,7 +138,7 @@ def test_a_computed_kind_must_be_declared_and_then_is_allowed(tmp_path: Path) ->
         "{declare}"
         "        object:\n"
         "          apiVersion: v1\n"
-        "          kind: \"{{ spec.kind }}\"\n"
+        '          kind: "{{ spec.kind }}"\n'
         "          metadata: {name: x}\n"
     )
     with pytest.raises(BundleError, match="declare the kinds it may render"):
@@ -164,7 +164,7 @@ def test_a_cr_value_cannot_move_an_object_to_another_namespace(tmp_path: Path) -
         "        object:\n"
         "          apiVersion: v1\n"
         "          kind: ConfigMap\n"
-        "          metadata: {name: x, namespace: \"{{ spec.ns }}\"}\n",
+        '          metadata: {name: x, namespace: "{{ spec.ns }}"}\n',
     )
     run = run_offline(bundle, demo_cr(ns="kube-system"))
     assert run.fatal_error is not None

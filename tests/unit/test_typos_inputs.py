@@ -34,8 +34,7 @@ def validate(*args: str | Path) -> Result:
 def write_cr(tmp_path: Path, spec: str) -> Path:
     cr = tmp_path / "cr.yaml"
     cr.write_text(
-        "apiVersion: demo.oper8d.io/v1alpha1\nkind: Demo\nmetadata:\n  name: demo\n"
-        "spec:\n" + spec
+        "apiVersion: demo.oper8d.io/v1alpha1\nkind: Demo\nmetadata:\n  name: demo\nspec:\n" + spec
     )
     return cr
 
@@ -44,10 +43,7 @@ def test_a_misspelled_optional_cr_field_is_an_error_with_a_suggestion(tmp_path: 
     bundle = write_bundle(tmp_path / "b", "components:\n" + configmap("c"), schema=SCHEMA)
     cr = write_cr(
         tmp_path,
-        "  enableCach: true\n"
-        "  cache: {siz: 3}\n"
-        "  tenants:\n"
-        "    - {nme: a}\n",
+        "  enableCach: true\n  cache: {siz: 3}\n  tenants:\n    - {nme: a}\n",
     )
     result = validate(bundle, "--cr", cr)
     assert result.exit_code == 1, result.output
@@ -90,9 +86,7 @@ def test_a_schema_default_of_the_wrong_type_is_an_error_at_the_default(tmp_path:
     text = operator.read_text().splitlines()[line - 1]
 
     # each default's value, 1-based columns, in schema order: replicas, then db.port
-    replicas, port = (
-        f"{operator}:{line}:{m.end() + 1}" for m in re.finditer('"default": ', text)
-    )
+    replicas, port = (f"{operator}:{line}:{m.end() + 1}" for m in re.finditer('"default": ', text))
     assert result.stderr.splitlines()[:2] == [
         f"{replicas}: the schema's default for spec.replicas must be an "
         "integer (got the string '2'): a default must match its own schema",

@@ -184,8 +184,7 @@ def test_validate_finds_an_undefined_name_in_a_readiness_rule(tmp_path: Path) ->
     error = compile_error(tmp_path, "components:\n" + readiness(rule))
     where = at(tmp_path / "operator.yaml", '"ob.status')
     assert error == (
-        f"{where}: 'ob.status.readyReplicas >= 1': 'ob' is undefined: no "
-        "such name (a typo?)"
+        f"{where}: 'ob.status.readyReplicas >= 1': 'ob' is undefined: no such name (a typo?)"
     )
 
 
@@ -303,7 +302,7 @@ def test_a_rule_over_a_computed_kind_with_a_typo_is_a_config_error_at_run_time(
         + "        kinds: [{apiVersion: apps/v1, kind: Deployment},"
         " {apiVersion: apps/v1, kind: StatefulSet}]\n"
         "        readyWhen:\n"
-        "          - {expr: \"obj.status.readyReplicaz >= 1\", message: web is starting}\n"
+        '          - {expr: "obj.status.readyReplicaz >= 1", message: web is starting}\n'
     )
     h = Harness(build(tmp_path, "components:\n" + computed))
     h.create({})
@@ -315,9 +314,7 @@ def test_a_rule_over_a_computed_kind_with_a_typo_is_a_config_error_at_run_time(
 
 
 def test_two_workers_rendering_one_object_report_one_clash(tmp_path: Path) -> None:
-    bundle = build(
-        tmp_path, "components:\n" + cm("a") + cm("b") + cm("c") + cm("d")
-    )
+    bundle = build(tmp_path, "components:\n" + cm("a") + cm("b") + cm("c") + cm("d"))
     h = Harness(bundle, max_workers=4)
     h.create({})
     result = h.reconcile()

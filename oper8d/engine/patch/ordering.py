@@ -222,9 +222,7 @@ def _insertion_sort(data: list[Any], a: int, b: int, less: Callable[[Any, Any], 
             j -= 1
 
 
-def _sym_merge(
-    data: list[Any], a: int, m: int, b: int, less: Callable[[Any, Any], bool]
-) -> None:
+def _sym_merge(data: list[Any], a: int, m: int, b: int, less: Callable[[Any, Any], bool]) -> None:
     """Merge the sorted runs ``data[a:m]`` and ``data[m:b]`` in place (Kim and Kutzner's
     SymMerge, with the one-element shortcuts Go takes)."""
     if m - a == 1:

@@ -397,8 +397,7 @@ def _copy(value: Any) -> Any:
 
 def _no_merge_key(item: Any, merge_key: str, path: Path) -> ConfigError:
     return ConfigError(
-        f"{_where(path)}: every item must be a map with the merge key '{merge_key}', "
-        f"got {item!r}"
+        f"{_where(path)}: every item must be a map with the merge key '{merge_key}', got {item!r}"
     )
 
 
