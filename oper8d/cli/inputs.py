@@ -22,6 +22,7 @@ from oper8d.errors import BundleError, ClusterError, Problem, ReconcileError, So
 if TYPE_CHECKING:
     from oper8d.bundle.loader import Document
     from oper8d.bundle.model import Bundle
+    from oper8d.kubeschema import KubeSchemas
     from oper8d.limits import Limits
 
 __all__ = [
@@ -160,13 +161,16 @@ def load_cr_or_exit(path: str) -> CrInput:
     return CrInput(path, doc.data, doc)
 
 
-def cr_problems(bundle: Bundle, cr: CrInput) -> tuple[list[Problem], bool]:
+def cr_problems(
+    bundle: Bundle, cr: CrInput, schemas: KubeSchemas | None = None
+) -> tuple[list[Problem], bool]:
     """Problems of a CR against the bundle, each placed at its line in the CR file, and
-    whether any is fatal before a reconcile can even start (no controller for its kind, a
-    name the API server refuses) rather than a schema violation the reconciler reports in
-    the CR's status (found by the reconciler's own rule, ``engine.inputs``; the config
-    problems it also finds are left to the reconcile, as the API server would accept
-    the CR)."""
+    whether any is fatal: the CR cannot be reconciled (no controller for its kind) or the
+    API server would refuse to store it (a name, label or field that breaks the CRD's
+    schema, checked against ``schemas`` when given: the same check as the in-memory
+    cluster's admission). The reconciler's own spec rule (``engine.inputs``) adds its
+    findings, "did you mean" for unknown fields included; the config problems it also
+    finds are left to the reconcile, as the API server accepts the CR."""
     from oper8d.engine.inputs import resolve_inputs
     from oper8d.offline import check_cr_metadata, find_controller
 
@@ -184,7 +188,29 @@ def cr_problems(bundle: Bundle, cr: CrInput) -> tuple[list[Problem], bool]:
     fatal = bool(problems)
     inputs = resolve_inputs(controller, cr.data, config_maps=None)
     problems += [_placed(cr, p) for p in inputs.spec_problems]
+    if schemas is not None and not fatal:
+        refused = _schema_problems(cr, schemas)
+        fatal = bool(refused)
+        covered = [p.field for p in problems if p.field]
+        problems += [p for p in refused if not any(_nested(p.field, c) for c in covered)]
     return sorted(problems, key=lambda p: (p.pos or SourcePos(""), p.field or "")), fatal
+
+
+def _nested(a: str | None, b: str) -> bool:
+    """Whether field paths ``a`` and ``b`` are one field, or one holds the other."""
+    if a is None:
+        return False
+    inner, outer = (a, b) if len(a) >= len(b) else (b, a)
+    return inner == outer or inner.startswith((outer + ".", outer + "["))
+
+
+def _schema_problems(cr: CrInput, schemas: KubeSchemas) -> list[Problem]:
+    """Where the CR breaks its CRD's schema, as the API server checks it on create."""
+    body = {k: v for k, v in cr.data.items() if k != "status"}  # status is not written so
+    return [
+        Problem(f"the API server would refuse the CR: {f.message}", cr.doc.pos(f.segments), f.path)
+        for f in schemas.validate(body).errors
+    ]
 
 
 def _admission_problems(cr: CrInput) -> list[Problem]:

@@ -81,8 +81,10 @@ def validate(bundle: str, cr_path: str | None) -> None:
     counts = f"{_plural(len(b.controllers), 'controller')}, {_plural(n, 'component')}"
     summary = f"ok: bundle '{b.name}': {counts}"
     if cr_path:
+        from oper8d.cli.schemas import schemas_for
+
         cr = load_cr_or_exit(cr_path)
-        problems, _fatal = cr_problems(b, cr)
+        problems, _fatal = cr_problems(b, cr, schemas_for(b))
         if problems:
             fail(problems, hint=f"{_plural(len(problems), 'problem')} in CR {cr_path}")
         summary += f"; CR {cr.data['metadata']['name']} matches the {cr.data['kind']} schema"
@@ -136,11 +138,12 @@ def render(
 
     b = load_bundle_or_exit(bundle)
     cr = load_cr_or_exit(cr_path)
-    problems, _fatal = cr_problems(b, cr)
+    schemas = schemas_for(b, crd_dirs, kube_schemas)
+    problems, _fatal = cr_problems(b, cr, schemas)
     if problems:
         fail(problems, hint=f"fix the CR ({cr_path}) and render again")
     try:
-        run = reconcile_offline(b, cr.data, schemas=schemas_for(b, crd_dirs, kube_schemas))
+        run = reconcile_offline(b, cr.data, schemas=schemas)
     except ReconcileError as err:
         fail([locate(err, bundle, cr)])
     except Oper8dError as err:

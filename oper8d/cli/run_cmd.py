@@ -239,9 +239,10 @@ def run(
 
     b = load_bundle_or_exit(bundle)
     cr = load_cr_or_exit(cr_path)
-    problems, fatal = cr_problems(b, cr)
-    if fatal:
-        fail(problems)
+    schemas = schemas_for(b, crd_dirs, kube_schemas)
+    problems, fatal = cr_problems(b, cr, schemas)
+    if fatal:  # no reconcile can start, or the API server would not store the CR
+        fail(problems, hint=f"the dry run stopped before creating the CR: fix {cr_path}")
     if problems:  # the reconciler refuses the CR too: the run shows it in the status
         report(problems)
     meta = cr.data["metadata"]
@@ -267,7 +268,7 @@ def run(
             max_workers=4,
             simulator=DefaultSimulator(delay_writes=ready_after),
             on_pass=start_pass,
-            schemas=schemas_for(b, crd_dirs, kube_schemas),
+            schemas=schemas,
         )
     except ReconcileError as err:
         fail([locate(err, bundle, cr)])

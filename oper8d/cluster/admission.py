@@ -7,10 +7,13 @@ instead of passing offline and failing in production.
 
 ``mutate`` does the server-side rewrites (Secret ``stringData`` folded into ``data``,
 Service cluster IPs kept and allocated); ``validate`` raises ``ClusterError`` with status
-422 (invalid) or 400 (malformed), naming the object and the field. Only the rules most
-likely to bite an operator are modelled. Unknown fields follow the kind's schema
-(``cluster.listtypes``): a server-side apply with one is refused (``refuse_unknown``),
-other writes drop them (``prune_unknown``), as the apiserver does by default.
+422 (invalid) or 400 (malformed), naming the object and the field; ``check_values``
+refuses what breaks the kind's schema (``oper8d.kubeschema``: types, required fields,
+enums, formats, base64 Secret data), the same check the engine runs before it applies. Of
+the rules outside the schemas, the ones most likely to bite an operator are modelled.
+Unknown fields follow the kind's schema (``cluster.listtypes``): a server-side apply with
+one is refused (``refuse_unknown``), other writes drop them (``prune_unknown``), as the
+apiserver does by default.
 """
 
 from __future__ import annotations
@@ -28,12 +31,19 @@ from oper8d.cluster.selectors import (
 )
 from oper8d.errors import ClusterError
 from oper8d.kinds import group_of
+from oper8d.kubeschema import KubeSchemas
 from oper8d.objects import Obj
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _MAX_ANNOTATIONS_BYTES = 256 * 1024
+#: schema problems quoted in one refusal; the rest are counted
+_MAX_SHOWN = 5
+#: how kubeschema words a value of the wrong JSON type
+_TYPE_ERROR = ": must be of type "
+#: metadata the server sets whatever a client sends, but decodes first
+_SERVER_SET = frozenset({"creationTimestamp", "deletionTimestamp", "uid", "generation"})
 
 #: workloads whose spec.selector is required, immutable and must select the pod template
 _SELECTING_WORKLOADS = frozenset(
@@ -67,6 +77,11 @@ def _invalid(obj: Mapping[str, Any], field: str, why: str, status: int = 422) ->
 
 def mutate(new: Obj, old: Obj | None, allocate_cluster_ip: Callable[[], str]) -> None:
     """Rewrite ``new`` in place as the API server would before storing it."""
+    meta = new.get("metadata")
+    for field in ("labels", "annotations"):
+        entries = meta.get(field) if isinstance(meta, dict) else None
+        if isinstance(entries, dict):  # Go decodes a null string as ""
+            entries.update({k: "" for k, v in entries.items() if v is None})
     group, kind = group_of(str(new.get("apiVersion", ""))), new.get("kind")
     if group == "" and kind == "Secret" and isinstance(new.get("stringData"), Mapping):
         data = new.setdefault("data", {})
@@ -81,6 +96,38 @@ def mutate(new: Obj, old: Obj | None, allocate_cluster_ip: Callable[[], str]) ->
         ip = spec.get("clusterIP") or previous or allocate_cluster_ip()
         spec["clusterIP"] = ip
         spec.setdefault("clusterIPs", [ip])
+
+
+def check_values(new: Obj, schemas: KubeSchemas) -> None:
+    """Raise when ``new`` breaks its kind's schema (types, required fields, enums, formats,
+    unknown kinds of a served group), as the API server does: 400 when a built-in kind's
+    body does not decode (a value of the wrong JSON type), 422 otherwise. A kind with no
+    known schema is not checked."""
+    result = schemas.validate(new)
+    if result.ok:
+        return
+    shown = [str(f) for f in result.errors[:_MAX_SHOWN]]
+    more = len(result.errors) - len(shown)
+    listed = "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+    info = schemas.kind_info(str(new.get("apiVersion")), str(new.get("kind")))
+    undecodable = info is not None and info.builtin and _TYPE_ERROR in result.errors[0].message
+    raise ClusterError(f"{describe(new)} is invalid: {listed}", status=400 if undecodable else 422)
+
+
+def check_sent_metadata(sent: Obj, schemas: KubeSchemas) -> None:
+    """Raise 400 when the metadata a client sent does not decode (a server-set field such
+    as ``creationTimestamp`` of the wrong form): the API server refuses it although it
+    would overwrite the field."""
+    meta = sent.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    server_set = {k: v for k, v in meta.items() if k in _SERVER_SET}
+    if not server_set:
+        return
+    result = schemas.validate_metadata(server_set)
+    if not result.ok:
+        first = result.errors[0]
+        raise ClusterError(f"{describe(sent)} cannot be decoded: {first}", status=400)
 
 
 def validate(new: Obj, old: Obj | None) -> None:
@@ -316,5 +363,6 @@ def refuse_unknown(obj: Obj, content: Mapping[str, Any], shape: Shape) -> None:
     unknown = unknown_fields(content, shape)
     if unknown:
         listed = ", ".join(f"{p}: field not declared in schema" for p in unknown[:5])
-        raise ClusterError(f"{describe(obj)}: failed to create typed patch object: {listed}",
-                           status=500)
+        raise ClusterError(
+            f"{describe(obj)}: failed to create typed patch object: {listed}", status=500
+        )

@@ -56,12 +56,17 @@ like the API server wherever an operator could notice:
   not client requests and are not counted.
 
 Schemas (``cluster.listtypes``, from ``oper8d.kubeschema``: the shipped built-in kinds,
-and the CRDs created in this cluster): server-side apply merges lists by their list type
-and map keys, a server-side apply with a field the schema lacks fails, other writes drop
-such fields (a custom resource is pruned to its structural schema), and a port's
-``protocol`` defaults to TCP. ``schemas=`` gives another ``KubeSchemas``.
+and the CRDs created in this cluster): every write, status included, is checked against
+its kind's schema as the API server checks it (types, required fields, enums, formats,
+base64 Secret data; 400 for a built-in body of the wrong JSON types, else 422; a kind not
+served in a served group is refused, a kind of an unknown group is not checked), which a
+differential test holds to the real apiserver's verdicts. Server-side apply merges lists
+by their list type and map keys, a server-side apply with a field the schema lacks fails,
+other writes drop such fields (a custom resource is pruned to its structural schema), and
+a port's ``protocol`` defaults to TCP. ``schemas=`` gives another ``KubeSchemas``.
 
-Not modelled: other defaulting of built-in types, value validation, field selectors, the
+Not modelled: other defaulting of built-in types, validation that lives in Go code rather
+than in the schema (``spec.replicas >= 0`` of a Deployment), CEL rules, field selectors, the
 NamespaceLifecycle check that a namespace exists, ``managedFields`` in objects (see
 ``managed_fields``), pods and ReplicaSets created by controllers. Thread-safe: one
 ``threading.RLock`` guards the store.

@@ -231,6 +231,16 @@ class KubeSchemas:
             selector_problems(obj, errors)
         return _validation(errors)
 
+    def validate_metadata(self, meta: Any) -> Validation:
+        """Check only the types and formats of an object's ``metadata`` (ObjectMeta), such
+        as the server-set fields a client sent (``creationTimestamp: yesterday``), which the
+        apiserver decodes, and so refuses, before it overwrites them."""
+        errors: Errors = []
+        with self._lock:
+            node = self._builtin.definition(OBJECT_META)
+        node.check(meta, ("metadata",), errors)
+        return _validation(errors)
+
     def coerce(self, obj: Any, allow: Allow | None = None) -> Coerced:
         """``obj`` with numbers and booleans turned into strings where the schema says
         string (``true``/``false`` for booleans), and strings of digits into numbers where a

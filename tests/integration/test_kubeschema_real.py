@@ -4,8 +4,10 @@ Every object of the corpus (the issue's mistakes, their valid neighbours, the re
 examples, a custom resource of a CRD with every structural rule, and generated mutations
 of both: values swapped for another JSON type, unknown fields added) is created with
 ``dryRun=All`` and ``fieldValidation=Strict``; the apiserver's verdict (created or refused)
-must equal ``KubeSchemas.validate``'s (no errors or errors). The last test checks that the
-shipped schema data is exactly what ``scripts/gen_kube_schemas.py`` makes from this server.
+must equal ``KubeSchemas.validate``'s (no errors or errors). The in-memory cluster's verdict
+on a plain create (default field validation: unknown fields dropped, not refused) must equal
+the apiserver's on the same create. The last test checks that the shipped schema data is
+exactly what ``scripts/gen_kube_schemas.py`` makes from this server.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from typing import Any
 import pytest
 from harness import wait_for
 
+from oper8d.cluster.memory import MemoryCluster
 from oper8d.envtest import Environment
+from oper8d.errors import ClusterError
 from oper8d.kubeschema import KubeSchemas
 from tests.unit.kubeschema_corpus import CASES, rendered_examples
 
@@ -57,12 +61,31 @@ def _collection(obj: dict[str, Any], schemas: KubeSchemas) -> str:
 
 
 def _apiserver_rejects(
-    env: Environment, schemas: KubeSchemas, obj: dict[str, Any]
+    env: Environment, schemas: KubeSchemas, obj: dict[str, Any], validation: str = "Strict"
 ) -> tuple[bool, str]:
-    status, text = _send(
-        env, "POST", _collection(obj, schemas), obj, "?dryRun=All&fieldValidation=Strict"
-    )
+    query = f"?dryRun=All&fieldValidation={validation}"
+    status, text = _send(env, "POST", _collection(obj, schemas), obj, query)
     return status >= 300, f"{status} {text[:400]}"
+
+
+def _memory_rejects(schemas: KubeSchemas, obj: dict[str, Any]) -> tuple[bool, str]:
+    """The in-memory cluster's verdict on creating ``obj`` in namespace default."""
+    obj = copy.deepcopy(obj)
+    info = schemas.kind_info(str(obj.get("apiVersion")), str(obj.get("kind")))
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and (info is None or info.namespaced):
+        meta.setdefault("namespace", "default")
+    try:
+        MemoryCluster(schemas=schemas).create(obj)
+    except ClusterError as err:
+        return True, err.message
+    return False, "created"
+
+
+def _agree_in_memory(env: Environment, schemas: KubeSchemas, obj: dict[str, Any]) -> None:
+    rejected, answer = _apiserver_rejects(env, schemas, obj, validation="Ignore")
+    ours, message = _memory_rejects(schemas, obj)
+    assert ours == rejected, f"apiserver: {answer}\nin-memory cluster: {message}"
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +101,7 @@ def test_validator_agrees_with_the_apiserver_on_the_corpus(
     ours = schemas.validate(case.obj)
     assert rejected == case.rejected, f"the corpus is wrong about {case.name}: {answer}"
     assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
+    _agree_in_memory(envtest, schemas, case.obj)
 
 
 EXAMPLES = rendered_examples()
@@ -189,6 +213,7 @@ def test_validator_agrees_with_the_apiserver_on_a_custom_resource(
     ours = custom.validate(obj)
     assert rejected == expected, f"the corpus is wrong: {answer}"
     assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
+    _agree_in_memory(envtest, custom, obj)
 
 
 def _positions(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -251,6 +276,7 @@ def test_validator_agrees_on_generated_mutations_of_the_examples(
     rejected, answer = _apiserver_rejects(envtest, schemas, obj)
     ours = schemas.validate(obj)
     assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
+    _agree_in_memory(envtest, schemas, obj)
 
 
 def test_the_shipped_schemas_are_what_the_test_apiserver_serves(
@@ -271,9 +297,7 @@ def test_the_shipped_schemas_are_what_the_test_apiserver_serves(
 WIDGET_MUTANTS = _mutants([(n, o) for n, o, rejected in WIDGETS if not rejected], 9, 15)
 
 
-@pytest.mark.parametrize(
-    "obj", [o for _, o in WIDGET_MUTANTS], ids=[n for n, _ in WIDGET_MUTANTS]
-)
+@pytest.mark.parametrize("obj", [o for _, o in WIDGET_MUTANTS], ids=[n for n, _ in WIDGET_MUTANTS])
 def test_validator_agrees_on_generated_mutations_of_a_custom_resource(
     envtest: Environment, schemas: KubeSchemas, widget_crd: dict[str, Any], obj: dict[str, Any]
 ) -> None:
@@ -281,3 +305,4 @@ def test_validator_agrees_on_generated_mutations_of_a_custom_resource(
     rejected, answer = _apiserver_rejects(envtest, custom, obj)
     ours = custom.validate(obj)
     assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
+    _agree_in_memory(envtest, custom, obj)

@@ -180,7 +180,6 @@ BROKEN_CRS: dict[str, str | bytes] = {
 
 #: problems only a reconcile finds: validate accepts the CR, render and run refuse it
 _FOUND_BY_RECONCILE = {
-    "config-overrides-not-a-mapping",
     "missing-config-defaults",
     "temporary-patches-not-json",
 }

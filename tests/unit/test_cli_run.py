@@ -75,15 +75,36 @@ def test_a_component_that_stays_verified_is_not_repeated(notes_dry_run: Result) 
     assert [line.split()[2] for line in secrets] == ["deployed", "verified"]
 
 
-def test_a_cr_violating_the_schema_ends_not_ready_with_config_error(tmp_path: Path) -> None:
+def test_a_cr_the_api_server_would_refuse_stops_the_dry_run_before_it_is_created(
+    tmp_path: Path,
+) -> None:
     cr = tmp_path / "bad.yaml"
     cr.write_text(
         "apiVersion: demo.oper8d.io/v1alpha1\nkind: WebApp\nmetadata: {name: hello}\n"
-        "spec:\n  image: nginx\n  replicas: 0\n"
+        "spec:\n  image: nginx\n  replicas: 0\nconfigOverrides: [1]\n"
     )
     result = run(WEBAPP, "--dry-run", "--cr", cr)
     assert result.exit_code == 1
-    assert f"{cr}:6:13: spec.replicas: must be >= 1 (got 0)" in result.stderr.splitlines()
+    assert result.stderr.splitlines() == [
+        f"{cr}:6:13: spec.replicas: must be >= 1 (got 0)",
+        f"{cr}:7:18: configOverrides: the API server would refuse the CR: Invalid value: array: "
+        "must be of type object, not array",
+        f"the dry run stopped before creating the CR: fix {cr}",
+    ]
+    assert result.stdout == "", "nothing was reconciled"
+
+
+def test_a_cr_with_config_the_reconciler_refuses_ends_not_ready_with_config_error(
+    tmp_path: Path,
+) -> None:
+    cr = tmp_path / "bad.yaml"
+    cr.write_text(
+        "apiVersion: demo.oper8d.io/v1alpha1\nkind: WebApp\n"
+        "metadata: {name: hello, annotations: {oper8.org/temporary-patches: '{'}}\n"
+        "spec:\n  image: nginx\n"
+    )
+    result = run(WEBAPP, "--dry-run", "--cr", cr)
+    assert result.exit_code == 1
     conditions = [line.split()[:3] for line in result.stdout.splitlines()]
     assert ["Ready", "False", "ConfigError:"] in conditions
     assert result.stdout.splitlines()[-1].startswith("WebApp default/hello: not Ready (ConfigError")

@@ -1,9 +1,10 @@
 """The exhaustion cases end quickly, with the limit named, in well under 300 MB.
 
-Each case runs in a fresh Python process and reads its own peak resident memory (``VmHWM``).
-Not ``ru_maxrss``: Linux carries the parent's high-water mark across vfork + exec, so a child of
-a pytest that once held 380 MB reported 380 MB whatever the case did. Before the limits these cases used from 389 MB to several GB, hung,
-or crashed (see the trust-boundary issue); the cases are the same, the sizes are bounded.
+Each case runs in a fresh Python process and reads its own peak resident memory
+(``VmHWM``). Not ``ru_maxrss``: Linux carries the parent's high-water mark across
+vfork + exec, so a child of a pytest that once held 380 MB reported 380 MB whatever the
+case did. Before the limits these cases used from 389 MB to several GB, hung, or crashed
+(see the trust-boundary issue); the cases are the same, the sizes are bounded.
 """
 
 from __future__ import annotations
@@ -132,8 +133,11 @@ def test_exhaustion_case_stops_within_its_limit(name: str, tmp_path: Path) -> No
     ("name", "text", "limit"),
     [
         ("alias bomb", _BOMB + "\n", "yamlAliasNodes"),
-        ("250 levels deep", "".join("  " * i + f"k{i}:\n" for i in range(250)) + "v: 1\n",
-         "nestingDepth"),
+        (
+            "250 levels deep",
+            "".join("  " * i + f"k{i}:\n" for i in range(250)) + "v: 1\n",
+            "nestingDepth",
+        ),
     ],
 )
 def test_cr_file_exhaustion_stops_within_its_limit(

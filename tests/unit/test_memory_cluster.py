@@ -306,6 +306,14 @@ def test_creating_a_crd_registers_its_kind_with_its_scope(cluster: MemoryCluster
             "group": "demo.io",
             "scope": "Cluster",
             "names": {"kind": "Tenant", "plural": "tenants"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object"}},
+                }
+            ],
         },
     }
     cluster.apply(crd, field_manager="op")

@@ -102,7 +102,7 @@ def test_invalid_names_are_refused(cluster: MemoryCluster, kind: str, name: str)
     assert "metadata.name" in refused(cluster, obj)
 
 
-def test_a_number_in_an_annotation_is_refused_with_a_hint_to_quote_it(
+def test_a_number_in_an_annotation_is_refused_as_undecodable(
     cluster: MemoryCluster,
 ) -> None:
     cm = {
@@ -110,7 +110,9 @@ def test_a_number_in_an_annotation_is_refused_with_a_hint_to_quote_it(
         "kind": "ConfigMap",
         "metadata": {"name": "c", "namespace": "d", "annotations": {"replicas": 3}},
     }
-    assert "quote it" in refused(cluster, cm, status=400)
+    assert "metadata.annotations[replicas]: Invalid value: 3: must be of type string" in refused(
+        cluster, cm, status=400
+    )
 
 
 def test_an_invalid_label_value_is_refused(cluster: MemoryCluster) -> None:
@@ -119,7 +121,7 @@ def test_an_invalid_label_value_is_refused(cluster: MemoryCluster) -> None:
         "kind": "ConfigMap",
         "metadata": {"name": "c", "namespace": "d", "labels": {"v": "a b"}},
     }
-    assert "label value" in refused(cluster, cm)
+    assert 'metadata.labels[v]: Invalid value: "a b": a valid label must be' in refused(cluster, cm)
 
 
 def test_two_controller_owner_references_are_refused(cluster: MemoryCluster) -> None:
@@ -178,3 +180,73 @@ def test_objects_are_stored_with_map_keys_in_the_api_servers_order() -> None:
     assert list(cluster.get("v1", "Service", "x", "ns")["spec"])[:2] == ["type", "ports"]
     thing = cluster.get("demo.oper8d.io/v1", "Thing", "x", "ns")
     assert list(thing) == sorted(thing) and list(thing["spec"]["z"]) == ["x", "y"]
+
+
+def test_a_value_of_the_wrong_type_is_refused_as_the_api_server_refuses_it(
+    cluster: MemoryCluster,
+) -> None:
+    deployment = workload()
+    deployment["spec"]["replicas"] = "two"
+    message = refused(cluster, deployment, status=400)
+    assert 'spec.replicas: Invalid value: "two": must be of type integer' in message
+    assert cluster.get("apps/v1", "Deployment", "web", "demo") is None
+
+
+def test_a_missing_required_field_and_a_bad_enum_are_refused(cluster: MemoryCluster) -> None:
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web", "namespace": "demo"},
+        "spec": {"type": "Balanced", "ports": [{"name": "http"}]},
+    }
+    message = refused(cluster, service)
+    assert 'spec.type: Unsupported value: "Balanced"' in message
+    assert "spec.ports[0].port: Required value" in message
+
+
+def test_a_merge_patch_that_breaks_the_schema_is_refused_and_changes_nothing(
+    cluster: MemoryCluster,
+) -> None:
+    live = cluster.apply(workload(), field_manager="op")
+    with pytest.raises(ClusterError) as caught:
+        cluster.patch("apps/v1", "Deployment", "web", "demo", patch={"spec": {"replicas": "many"}})
+    assert caught.value.status == 400
+    assert "spec.replicas" in str(caught.value)
+    assert cluster.get("apps/v1", "Deployment", "web", "demo") == live
+
+
+def test_a_server_set_field_the_client_sent_must_still_decode(cluster: MemoryCluster) -> None:
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "d", "creationTimestamp": "yesterday"},
+    }
+    assert "metadata.creationTimestamp" in refused(cluster, cm, status=400)
+
+
+def test_a_null_label_value_is_stored_as_an_empty_string(cluster: MemoryCluster) -> None:
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "d", "labels": {"x": None}},
+    }
+    stored = cluster.create(cm)
+    assert stored["metadata"]["labels"] == {"x": ""}
+
+
+def test_a_kind_the_served_group_does_not_have_is_not_found(cluster: MemoryCluster) -> None:
+    ingress = {
+        "apiVersion": "extensions/v1beta1",
+        "kind": "Ingress",
+        "metadata": {"name": "web", "namespace": "demo"},
+    }
+    message = refused(cluster, ingress)
+    assert 'no matches for kind "Ingress" in version "extensions/v1beta1"' in message
+
+
+def test_a_status_that_breaks_the_schema_is_refused(cluster: MemoryCluster) -> None:
+    live = cluster.apply(workload(), field_manager="op")
+    with pytest.raises(ClusterError) as caught:
+        cluster.update_status({**live, "status": {"readyReplicas": "all"}})
+    assert "status.readyReplicas" in str(caught.value)
+    assert "status" not in (cluster.get("apps/v1", "Deployment", "web", "demo") or {})
