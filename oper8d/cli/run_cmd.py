@@ -224,6 +224,9 @@ def run(
             health_probe_bind_address=_endpoint(health_probe_bind_address),
         )
         b = load_bundle_or_exit(bundle)
+        from oper8d.cli.schemas import schemas_for
+
+        options.schemas = schemas_for(b, crd_dirs, kube_schemas)
         sys.exit(
             run_on_cluster(
                 b, options, kubeconfig=kubeconfig, install_crds=install_crds, log_format=log_format

@@ -27,6 +27,7 @@ from oper8d.bundle.model import Bundle
 from oper8d.engine.fingerprint import ChangeTracker
 from oper8d.engine.reconcile import Reconciler, ReconcilerOptions
 from oper8d.errors import ClusterError
+from oper8d.kubeschema import KubeSchemas
 from oper8d.objects import OWNER_LABEL
 from oper8d.runtime.cache import ApiServer, CachedCluster
 from oper8d.runtime.controller import ControllerRuntime, owned_kinds
@@ -177,6 +178,7 @@ class Manager:
                 by_kind.setdefault((inf.api_version, inf.kind), []).append(inf)
             plan.append((spec, cr_infs, owned))
         self.cache = CachedCluster(self.api, {k: v[0] for k, v in by_kind.items()})
+        schemas = opts.schemas or KubeSchemas.builtin()  # one load serves every controller
         for spec, cr_infs, owned in plan:
             # skips unchanged CRs (engine.fingerprint); opt-in, see ManagerOptions
             changes = ChangeTracker(clock=opts.clock) if opts.skip_unchanged else None
@@ -191,6 +193,7 @@ class Manager:
                     operator_version=self.bundle.operator_version,
                     replace_on_invalid=opts.replace_on_invalid,
                     changes=changes,
+                    schemas=schemas,
                 ),
             )
             queue = WorkQueue(clock=opts.clock, observer=self.metrics.queue_observer(spec.name))

@@ -8,8 +8,12 @@ the manager nor the kubernetes client (``run --dry-run`` does not need them).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from oper8d.clock import Clock, SystemClock
+
+if TYPE_CHECKING:
+    from oper8d.kubeschema import KubeSchemas
 
 __all__ = ["ManagerOptions"]
 
@@ -57,4 +61,8 @@ class ManagerOptions:
     shard_key: str = "namespace"
     #: the shard group (the prefix of its Leases); default "<bundle name>-oper8d-shards"
     shard_group: str | None = None
+    #: what rendered objects are checked against before apply, loaded once for every
+    #: controller; default: the built-in kinds (``oper8d run`` adds the bundle's own CRDs
+    #: and ``--crds``)
+    schemas: KubeSchemas | None = None
     clock: Clock = field(default_factory=SystemClock)

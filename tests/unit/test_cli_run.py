@@ -194,7 +194,17 @@ def manager_options(monkeypatch: pytest.MonkeyPatch) -> list[ManagerOptions]:
 
 
 def _settings(options: ManagerOptions) -> dict[str, object]:
-    return {k: v for k, v in vars(options).items() if k != "clock"}
+    return {k: v for k, v in vars(options).items() if k not in ("clock", "schemas")}
+
+
+def test_the_live_operator_checks_against_the_bundles_own_crds(
+    manager_options: list[ManagerOptions],
+) -> None:
+    assert run(WEBAPP).exit_code == 0
+    schemas = manager_options[0].schemas
+    assert schemas is not None
+    assert schemas.kind_info("demo.oper8d.io/v1alpha1", "WebApp") is not None
+    assert schemas.kind_info("apps/v1", "Deployment") is not None
 
 
 def test_flags_left_out_give_the_managers_own_defaults(
