@@ -34,6 +34,7 @@ from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from markupsafe import Markup
 
 from oper8d.clock import Clock
 from oper8d.limits import LimitExceeded, Limits
@@ -201,7 +202,9 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
         owner = getattr(method, "__self__", None)
         if isinstance(owner, str):
             __self._check_str_method(owner, getattr(method, "__name__", ""), args, kwargs)
-            check_joined((owner, *args, *kwargs.values()))  # Markup.join/replace/format
+            if isinstance(owner, Markup):  # Markup.join/replace/format: see what they join
+                args = tuple(list(a) if isinstance(a, Iterator) else a for a in args)
+            check_joined((owner, *args, *kwargs.values()))
         result = super().call(__context, __obj, *args, **kwargs)
         __self.check_result(result, "a call")
         return result

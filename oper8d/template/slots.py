@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import yaml
@@ -106,16 +106,58 @@ def check_joined(parts: Iterable[Any]) -> None:
     """Refuse to join template-made structure (Markup: a macro's or ``to_yaml``'s output)
     with a value that could carry YAML structure: Markup escapes for HTML, not YAML, so such
     a value would be printed raw. Plain words still join (``{{ m() ~ 'suffix' }}``)."""
-    items = list(parts)
+    items = list(_strings(parts))
     if not any(isinstance(p, Markup) for p in items):
         return
     for part in items:
-        if isinstance(part, str) and not isinstance(part, Markup) and _STRUCTURE.search(part):
+        if not isinstance(part, Markup) and _STRUCTURE.search(part):
             raise SecurityError(
                 f"a value ({part[:40]!r}) is joined to printed structure (a macro's or a "
                 "filter's output); print the value on its own with {{ ... }} so it stays "
                 "one scalar"
             )
+
+
+def _strings(parts: Iterable[Any], depth: int = 0) -> Iterable[str]:
+    """The strings among ``parts`` and inside their lists, tuples and mappings (a few
+    levels: ``[m(), v] | join`` hands the filter a list)."""
+    for part in parts:
+        if isinstance(part, str):
+            yield part
+        elif depth < 4 and isinstance(part, list | tuple | set | frozenset):
+            yield from _strings(part, depth + 1)
+        elif depth < 4 and isinstance(part, Mapping):
+            yield from _strings(part.keys(), depth + 1)
+            yield from _strings(part.values(), depth + 1)
+
+
+def _materialized(value: Any) -> Any:
+    """An iterator argument (``map``'s or ``select``'s output) as a list, so its items can be
+    checked and still be used."""
+    if isinstance(value, Iterator):
+        return list(value)
+    return value
+
+
+def _guarded(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Any other filter: a value may not meet printed structure inside it either (``join``
+    with a macro's output as separator, ``m() | format(v)``, ``to_yaml | replace('x', v)``:
+    Markup escapes the value for HTML and the result would print raw). Checked when the
+    result is Markup; a filter that picks an item (``first``) or makes plain text is free."""
+    passes = hasattr(function, "jinja_pass_arg")
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        first, rest = (args[:1], args[1:]) if passes else ((), args)
+        rest = tuple(_materialized(a) for a in rest)
+        result = function(*first, *rest, **kwargs)
+        if isinstance(result, Markup):
+            check_joined((*rest, *kwargs.values()))
+        return result
+
+    guarded.__name__ = getattr(function, "__name__", "filter")
+    if passes:
+        guarded.jinja_pass_arg = function.jinja_pass_arg  # type: ignore[attr-defined]
+    return guarded
 
 
 def guarded_markup_join(seq: Iterable[Any]) -> Any:
@@ -127,7 +169,8 @@ def guarded_markup_join(seq: Iterable[Any]) -> Any:
 
 def trusted_filters(filters: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
     """``filters`` for text templates: structure filters return :class:`YamlText`,
-    ``indent``/``nindent`` keep it, and ``safe`` is removed (it would print a value raw)."""
+    ``indent``/``nindent`` keep it, ``safe`` is removed (it would print a value raw), and
+    every other filter refuses to combine printed structure with a value (``check_joined``)."""
     out = dict(filters)
     for name in STRUCTURE_FILTERS:
         if name in out:
@@ -139,6 +182,9 @@ def trusted_filters(filters: Mapping[str, Callable[..., Any]]) -> dict[str, Call
         if name in out:
             out[name] = _plain(out[name])
     out.pop("safe", None)
+    special = {*STRUCTURE_FILTERS, *PRESERVING_FILTERS, *MARKUP_FILTERS}
+    for name in out.keys() - special:
+        out[name] = _guarded(out[name])
     return out
 
 

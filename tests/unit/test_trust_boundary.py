@@ -250,16 +250,56 @@ def test_a_value_naming_a_yaml_tag_is_a_plain_string(value: str) -> None:
 
 @pytest.mark.parametrize(
     "expression",
-    ["m() ~ v", "m() + v", "m().replace('a', v)", "{'a': 1} | to_json ~ v"],
+    [
+        "m() ~ v",
+        "m() + v",
+        "m().replace('a', v)",
+        "{'a': 1} | to_json ~ v",
+        # filters and Markup methods that combine: Markup escapes for HTML, not YAML
+        "[m(), v] | join",
+        "[v] | join(m())",
+        "[v] | map('string') | join(m())",
+        "f() | format(v)",
+        "m() | replace('a', v)",
+        "'a' | to_yaml | replace('a', v)",
+        "m().join([v])",
+        "m().join([v] | map('string'))",
+        "g().format(v)",
+        "h().format(x=v)",
+        "k() % {'x': v}",
+        "f() % (v,)",
+    ],
 )
 def test_a_value_cannot_be_joined_into_printed_structure(expression: str) -> None:
     from oper8d.errors import ConfigError
     from oper8d.template import TemplateEngine
 
-    template = TemplateEngine().text(
-        "{% macro m() %}a{% endmacro %}k: {{ " + expression + " }}\n", "t.yaml"
+    macros = (
+        "{% macro m() %}a{% endmacro %}{% macro f() %}a %s{% endmacro %}"
+        "{% macro g() %}a {}{% endmacro %}{% macro h() %}a {x}{% endmacro %}"
+        "{% macro k() %}a %(x)s{% endmacro %}"
     )
+    template = TemplateEngine().text(macros + "k: {{ " + expression + " }}\n", "t.yaml")
     with pytest.raises(ConfigError, match="is joined to printed structure"):
         template.render({"v": "x\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: p}"})
-    if "m()" in expression:  # plain words still join to a macro's output
-        assert template.render({"v": "word"})[0]["k"].endswith("word")
+    if "()" in expression:  # plain words still join to a macro's output
+        assert "word" in template.render({"v": "word"})[0]["k"]
+
+
+@pytest.mark.parametrize(
+    "expression", ["v | tojson", "[v, v] | join(',')", "[v, 'b'] | join('-') | upper"]
+)
+def test_filters_that_do_not_join_a_value_to_structure_keep_it_one_scalar(
+    expression: str,
+) -> None:
+    from oper8d.template import TemplateEngine
+
+    template = TemplateEngine().text(
+        "{% macro m() %}a{% endmacro %}apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+        "data:\n  k: {{ " + expression + " }}\n",
+        "t.yaml",
+    )
+    hostile = "x\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: p}"
+    (only,) = template.render({"v": hostile})  # one object: the value stayed inside a scalar
+    assert only["kind"] == "ConfigMap"
+    assert "kind: secret" in only["data"]["k"].lower()
