@@ -53,7 +53,7 @@ from oper8d.engine.leave import update_body
 from oper8d.engine.prune import prunable
 from oper8d.engine.session import KnownRandoms, SeededRandoms, generated_secret_name
 from oper8d.errors import ClusterError
-from oper8d.kinds import CLUSTER_SCOPED_KINDS, ref_of
+from oper8d.kinds import is_cluster_scoped, ref_of
 from oper8d.objects import OWNER_LABEL, Obj
 from oper8d.offline import EPOCH, OfflineRun, controller_for, reconcile_offline
 from oper8d.redaction import SensitiveValues, redact_strings, secret_values
@@ -422,7 +422,7 @@ def _unrendered_owned(
     owned: list[Obj] = []
     for key in sorted(kinds):
         api_version, _, kind = key.rpartition("/")
-        ns = None if kind in CLUSTER_SCOPED_KINDS else namespace
+        ns = None if is_cluster_scoped(api_version, kind) else namespace
         try:
             owned += cluster.list(api_version, kind, ns, label_selector=f"{OWNER_LABEL}={uid}")
         except ClusterError as err:

@@ -4,32 +4,51 @@ from __future__ import annotations
 
 from typing import Any
 
-#: built-in kinds that live outside namespaces (everything else is namespaced)
-CLUSTER_SCOPED_KINDS = frozenset(
+#: built-in kinds that live outside namespaces, by (API group, kind); every other kind is
+#: namespaced unless its CRD says otherwise. Kept equal to the shipped schemas' scopes by a test.
+CLUSTER_SCOPED = frozenset(
     {
-        "Namespace",
-        "Node",
-        "PersistentVolume",
-        "ClusterRole",
-        "ClusterRoleBinding",
-        "CustomResourceDefinition",
-        "StorageClass",
-        "PriorityClass",
-        "APIService",
-        "MutatingWebhookConfiguration",
-        "ValidatingWebhookConfiguration",
-        "ValidatingAdmissionPolicy",
-        "ValidatingAdmissionPolicyBinding",
-        "CSIDriver",
-        "CSINode",
-        "IngressClass",
-        "RuntimeClass",
-        "VolumeAttachment",
-        "CertificateSigningRequest",
-        "FlowSchema",
-        "PriorityLevelConfiguration",
+        ("", "ComponentStatus"),
+        ("", "Namespace"),
+        ("", "Node"),
+        ("", "PersistentVolume"),
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+        ("apiregistration.k8s.io", "APIService"),
+        ("authentication.k8s.io", "SelfSubjectReview"),
+        ("authentication.k8s.io", "TokenReview"),
+        ("authorization.k8s.io", "SelfSubjectAccessReview"),
+        ("authorization.k8s.io", "SelfSubjectRulesReview"),
+        ("authorization.k8s.io", "SubjectAccessReview"),
+        ("certificates.k8s.io", "CertificateSigningRequest"),
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+        ("networking.k8s.io", "IPAddress"),
+        ("networking.k8s.io", "IngressClass"),
+        ("networking.k8s.io", "ServiceCIDR"),
+        ("node.k8s.io", "RuntimeClass"),
+        ("rbac.authorization.k8s.io", "ClusterRole"),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+        ("resource.k8s.io", "DeviceClass"),
+        ("resource.k8s.io", "ResourceSlice"),
+        ("scheduling.k8s.io", "PriorityClass"),
+        ("storage.k8s.io", "CSIDriver"),
+        ("storage.k8s.io", "CSINode"),
+        ("storage.k8s.io", "StorageClass"),
+        ("storage.k8s.io", "VolumeAttachment"),
+        ("storage.k8s.io", "VolumeAttributesClass"),
     }
 )
+
+
+def is_cluster_scoped(api_version: str, kind: str) -> bool:
+    """Whether a built-in kind lives outside namespaces: by group and kind, so a custom
+    ``example.com/v1 ClusterRole`` is namespaced like any custom kind without a CRD saying
+    otherwise."""
+    return (group_of(api_version), kind) in CLUSTER_SCOPED
 
 
 def group_of(api_version: str) -> str:

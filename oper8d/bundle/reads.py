@@ -25,7 +25,7 @@ from jinja2.parser import Parser
 
 from oper8d.bundle.model import Bundle, ControllerSpec, LookupCall, ReadSpec
 from oper8d.errors import Problem, SourcePos
-from oper8d.kinds import CLUSTER_SCOPED_KINDS, group_of
+from oper8d.kinds import group_of, is_cluster_scoped
 
 #: the positional parameters of lookup(), in order
 _LOOKUP_ARGS = ("api_version", "kind", "name", "namespace")
@@ -45,7 +45,7 @@ def parse_reads(entries: Any, pos_of: Any) -> tuple[list[ReadSpec], list[Problem
             names=tuple(entry.get("names") or ()),
             scope=entry.get("scope"),
         )
-        known = entry["kind"] in CLUSTER_SCOPED_KINDS
+        known = is_cluster_scoped(read.api_version, read.kind)
         if read.scope == "Namespaced" and known:
             problems.append(Problem(f"{read.kind} is cluster-scoped: remove `scope`", read.pos))
         elif read.namespace and (known or read.scope == "Cluster"):
@@ -161,7 +161,7 @@ def cluster_scoped(bundle: Bundle, reads: Iterable[ReadSpec], api_version: str, 
         cr = controller.resource
         if (cr.group, cr.kind) == (group, kind):
             return not cr.namespaced
-    return kind in CLUSTER_SCOPED_KINDS
+    return is_cluster_scoped(api_version, kind)
 
 
 def is_secret(api_version: str, kind: str) -> bool:

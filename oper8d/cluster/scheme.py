@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 
-from oper8d.kinds import CLUSTER_SCOPED_KINDS, group_of
+from oper8d.kinds import CLUSTER_SCOPED, group_of
 
 #: (group, kind) of built-ins that the API server stores without metadata.generation
 NO_GENERATION = frozenset(
@@ -64,7 +64,7 @@ class KindTable:
             registered = self._registered.get((group, kind))
         if registered is not None:
             return registered
-        return kind not in CLUSTER_SCOPED_KINDS
+        return (group, kind) not in CLUSTER_SCOPED
 
 
 def has_generation(group: str, kind: str) -> bool:

@@ -21,7 +21,7 @@ from typing import Any
 
 from oper8d.bundle.model import ResourceSpec
 from oper8d.errors import ConfigError
-from oper8d.kinds import CLUSTER_SCOPED_KINDS
+from oper8d.kinds import is_cluster_scoped
 
 __all__ = ["check_declared", "check_identity", "check_shape"]
 
@@ -46,7 +46,7 @@ def check_declared(
                 pos=res.namespace.pos,
             )
         meta = obj["metadata"]
-        if not meta.get("namespace") and obj["kind"] not in CLUSTER_SCOPED_KINDS:
+        if not meta.get("namespace") and not is_cluster_scoped(obj["apiVersion"], obj["kind"]):
             meta["namespace"] = namespace
     check_identity(obj, res, internal, namespace)
 
@@ -100,7 +100,7 @@ def check_identity(
             "the resource's `kinds:`",
             pos=res.pos,
         )
-    if kind in CLUSTER_SCOPED_KINDS:
+    if is_cluster_scoped(api_version, kind):
         return
     rendered = obj["metadata"].get("namespace")
     if rendered and rendered != namespace:

@@ -32,7 +32,7 @@ from oper8d.cluster.base import Cluster, Method
 from oper8d.engine.config import INTERNAL_NAME_ANNOTATION, passthrough_annotations
 from oper8d.engine.leave import FieldPath, update_body, without
 from oper8d.errors import ClusterError, PreconditionError
-from oper8d.kinds import CLUSTER_SCOPED_KINDS, group_of
+from oper8d.kinds import group_of, is_cluster_scoped
 from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
 
 log = logging.getLogger("oper8d.deploy")
@@ -145,7 +145,7 @@ class DeployManager:
         """
         obj = dict(obj)
         meta = _copied(obj.get("metadata", {}))
-        namespaced = obj.get("kind") not in CLUSTER_SCOPED_KINDS
+        namespaced = not is_cluster_scoped(str(obj.get("apiVersion")), str(obj.get("kind")))
         if namespaced and not meta.get("namespace") and self.cr_namespace:
             meta["namespace"] = self.cr_namespace
         # new dicts: the input's may be shared (a YAML alias: ``matchLabels: *labels``)
@@ -260,7 +260,7 @@ class DeployManager:
             kinds = sorted(self.inventory)
         for key in kinds:
             api_version, _, kind = key.rpartition("/")
-            ns = None if kind in CLUSTER_SCOPED_KINDS else self.cr_namespace
+            ns = None if is_cluster_scoped(api_version, kind) else self.cr_namespace
             found.extend(
                 self.cluster.list(
                     api_version, kind, ns, label_selector=f"{OWNER_LABEL}={self.cr_uid}"

@@ -183,6 +183,10 @@ class KubeSchemas:
     def kubernetes_version(self) -> str:
         return str(self._data.get("kubernetesVersion", "?"))
 
+    def served_kinds(self) -> list[tuple[str, str]]:
+        """Every (apiVersion, kind) this set knows."""
+        return list(self._kinds)
+
     def kind_info(self, api_version: str, kind: str) -> KindInfo | None:
         """Scope and plural of a served kind, or None."""
         entry = self._kinds.get((api_version, kind))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oper8d.bundle.model import Bundle
-from oper8d.kinds import CLUSTER_SCOPED_KINDS, group_of
+from oper8d.kinds import CLUSTER_SCOPED, group_of
 from oper8d.manifests.crd import (
     TEMPORARY_PATCH_GROUP,
     TEMPORARY_PATCH_KIND,
@@ -104,7 +104,7 @@ def kind_resource(bundle: Bundle, api_version: str, kind: str) -> KindResource:
             return KindResource(group, cr.plural, kind, cr.namespaced)
     if (group, kind) == (TEMPORARY_PATCH_GROUP, TEMPORARY_PATCH_KIND):
         return KindResource(group, TEMPORARY_PATCH_PLURAL, kind, True)
-    namespaced = kind not in CLUSTER_SCOPED_KINDS
+    namespaced = (group, kind) not in CLUSTER_SCOPED
     plural = BUILTIN_PLURALS.get((group, kind))
     if plural is not None:
         return KindResource(group, plural, kind, namespaced)

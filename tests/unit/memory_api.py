@@ -24,7 +24,7 @@ from oper8d.cluster.kube_discovery import Resource
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.cluster.selectors import matches
 from oper8d.errors import ClusterError
-from oper8d.kinds import CLUSTER_SCOPED_KINDS, group_of
+from oper8d.kinds import group_of, is_cluster_scoped
 from oper8d.runtime.temporarypatch import API_VERSION as TP_API_VERSION
 from oper8d.runtime.temporarypatch import KIND as TP_KIND
 
@@ -77,7 +77,9 @@ class MemoryApi:
         if (group_of(api_version), kind) in self.unserved:
             raise ClusterError(f"the server could not find {api_version} {kind}", status=404)
         plural = kind.lower() + "s"
-        return Resource(api_version, kind, plural, namespaced=kind not in CLUSTER_SCOPED_KINDS)
+        return Resource(
+            api_version, kind, plural, namespaced=not is_cluster_scoped(api_version, kind)
+        )
 
     # -- list and watch -----------------------------------------------------------------
     def list_with_version(

@@ -199,3 +199,23 @@ def test_any_value_anywhere_gives_findings_never_an_exception(
     coerced_paths = {c.path for c in coerced.coercions}
     retyped = [f for f in after.errors if f.path in coerced_paths]
     assert not [f for f in retyped if "must be of type" in f.message]
+
+
+def test_the_cluster_scoped_kinds_are_those_of_the_shipped_schemas() -> None:
+    from oper8d.kinds import CLUSTER_SCOPED, group_of
+
+    schemas = KubeSchemas.builtin()
+    served = {
+        (group_of(api_version), kind)
+        for api_version, kind in schemas.served_kinds()
+        if not schemas.kind_info(api_version, kind).namespaced  # type: ignore[union-attr]
+    }
+    assert served == CLUSTER_SCOPED
+
+
+def test_a_custom_kind_named_like_a_cluster_scoped_one_is_namespaced() -> None:
+    from oper8d.kinds import is_cluster_scoped
+
+    assert is_cluster_scoped("rbac.authorization.k8s.io/v1", "ClusterRole")
+    assert not is_cluster_scoped("example.com/v1", "ClusterRole")
+    assert not is_cluster_scoped("example.com/v1", "Namespace")

@@ -23,7 +23,7 @@ from oper8d.cluster.kube_discovery import Resource
 from oper8d.cluster.memory import MemoryCluster
 from oper8d.cluster.selectors import matches
 from oper8d.errors import ClusterError
-from oper8d.kinds import CLUSTER_SCOPED_KINDS
+from oper8d.kinds import is_cluster_scoped
 from oper8d.objects import OWNER_LABEL
 from oper8d.runtime.cache import CachedCluster
 from oper8d.runtime.informer import Informer
@@ -40,7 +40,9 @@ class FakeApi(MemoryCluster):
 
     def resource(self, api_version: str, kind: str) -> Resource:
         plural = kind.lower() + "s"
-        return Resource(api_version, kind, plural, namespaced=kind not in CLUSTER_SCOPED_KINDS)
+        return Resource(
+            api_version, kind, plural, namespaced=not is_cluster_scoped(api_version, kind)
+        )
 
 
 class FakeInformer:
