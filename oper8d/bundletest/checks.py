@@ -24,6 +24,7 @@ from oper8d.bundletest.model import (
 from oper8d.bundletest.values import contains, format_path, same
 from oper8d.errors import Problem
 from oper8d.objects import ObjView
+from oper8d.redaction import is_secret, mask_secret
 
 __all__ = [
     "INTERNAL_NAME_ANNOTATION",
@@ -127,28 +128,35 @@ def select_one(
 
 
 def check_fields(obj: ObjView, checks: Iterable[FieldCheck], *, subject: str) -> list[Problem]:
-    """Failures of ``checks`` on ``obj``; ``subject`` names the object in messages."""
+    """Failures of ``checks`` on ``obj``; ``subject`` names the object in messages. A
+    Secret's values are compared but shown as ``***``, as everywhere oper8d prints objects
+    (a test log is a CI log)."""
     failures: list[Problem] = []
+    shown = mask_secret(obj) if is_secret(obj) else obj
     for check in checks:
-        message = _field_failure(obj, check)
+        message = _field_failure(obj, shown, check)
         if message is not None:
             failures.append(Problem(f"{subject}: {check.path}: {message}", check.pos))
     return failures
 
 
-def _field_failure(obj: ObjView, check: FieldCheck) -> str | None:
+def _field_failure(obj: ObjView, shown: ObjView, check: FieldCheck) -> str | None:
     found, value, missing = _walk(obj, check.parts)
     if check.op == "absent":
-        return None if not found else f"expected no value here, found {show(value)}"
+        return None if not found else f"expected no value here, found {_got(shown, check)}"
     if not found:
         return f"expected {_expectation(check)}, but {missing}"
     if check.op == "equals":
-        return (
-            None if same(value, check.value) else f"expected {show(check.value)}, got {show(value)}"
-        )
+        if same(value, check.value):
+            return None
+        return f"expected {show(check.value)}, got {_got(shown, check)}"
     if contains(value, check.value):
         return None
-    return f"expected a value containing {show(check.value)}, got {show(value)}"
+    return f"expected a value containing {show(check.value)}, got {_got(shown, check)}"
+
+
+def _got(shown: ObjView, check: FieldCheck) -> str:
+    return show(_walk(shown, check.parts)[1])
 
 
 def _expectation(check: FieldCheck) -> str:

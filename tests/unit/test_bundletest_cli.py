@@ -326,3 +326,32 @@ def test_oper8d_test_does_not_import_the_kubernetes_client() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "[]\n"
+
+
+def test_a_failed_expectation_on_a_secret_shows_its_values_masked(tmp_path: Path) -> None:
+    bundle = copy_example("stateful", tmp_path)
+    write(
+        bundle / "tests" / "secret.yaml",
+        """
+        cases:
+          - name: the password
+            crFile: samples/notes.yaml
+            render:
+              expect:
+                - kind: Secret
+                  name: notes-db-credentials
+                  fields:
+                    - {path: stringData.password, equals: "not-it"}
+                    - {path: stringData, equals: {}}
+        """,
+    )
+    result = run_tests(bundle, "-k", "the password")
+    assert result.exit_code == 1
+    assert 'stringData.password: expected "not-it", got "***"' in result.output
+    assert 'stringData: expected {}, got {"username": "***", "password": "***"}' in result.output
+    rendered = CliRunner().invoke(
+        main, ["render", str(bundle), "--cr", str(bundle / "samples/notes.yaml"), "--show-secrets"]
+    )
+    objects = yaml.safe_load_all(rendered.output)
+    secret = next(o for o in objects if o and o.get("kind") == "Secret")
+    assert secret["stringData"]["password"] not in result.output
