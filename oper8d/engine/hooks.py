@@ -14,6 +14,7 @@ from oper8d.engine.deploy import DeployManager, hook_component
 from oper8d.engine.missing import SchemaSource
 from oper8d.engine.render import (
     RenderedObject,
+    Renderer,
     checked_against_schema,
     holds,
     render_resource,
@@ -26,16 +27,19 @@ from oper8d.objects import Obj
 __all__ = ["run_hooks"]
 
 
-def run_hooks(session: Session, deployer: DeployManager, phase: HookPhase) -> dict[str, Obj]:
+def run_hooks(
+    session: Session, deployer: DeployManager, renderer: Renderer, phase: HookPhase
+) -> dict[str, Obj]:
     """Run the hooks of ``phase``; returns the objects they applied by internal name.
-    The first hook that fails stops the phase with its error."""
+    The first hook that fails stops the phase with its error. ``renderer`` holds the
+    identities the rollout's components render: a hook may not render one of them."""
     applied: dict[str, Obj] = {}
     for hook in session.controller.hooks:
         if hook.phase != phase:
             continue
         try:
             with component_context(hook_component(hook.name)):
-                applied.update(_run_hook(session, deployer, hook))
+                applied.update(_run_hook(session, deployer, renderer, hook))
         except ReconcileError:
             raise
         except Exception as err:  # a bug or an unexpected client error: fail the rollout
@@ -43,23 +47,27 @@ def run_hooks(session: Session, deployer: DeployManager, phase: HookPhase) -> di
     return applied
 
 
-def _run_hook(session: Session, deployer: DeployManager, hook: HookSpec) -> dict[str, Obj]:
+def _run_hook(
+    session: Session, deployer: DeployManager, renderer: Renderer, hook: HookSpec
+) -> dict[str, Obj]:
     owner = hook_component(hook.name)
     ctx = session.context(hook=hook.name)
     applied: dict[str, Obj] = {}
-    # every object rendered and checked against the declaration before any is applied
+    # every object rendered, checked (declaration, schema, one source per object) and its
+    # kind recorded in the inventory before any is applied: nothing half-applied
     items = [item for res in hook.resources for item in render_resource(res, owner, ctx)]
-    checked = []
+    checked: dict[str, RenderedObject] = {}
     for item in items:
         check_declared(item.obj, item.resource, item.internal, ctx, session.namespace)
         obj = checked_against_schema(session, item.obj, item.resource, item.internal)
-        checked.append(RenderedObject(item.internal, obj, item.resource))
-    for item in checked:
-        prepared = deployer.prepare(item.obj, item.internal, owner)
-        deployer.require_recorded([prepared])
-        deployer.apply(prepared, item.resource.method)
-        session.record(item.internal, prepared)
-        applied[item.internal] = prepared
+        checked[item.internal] = RenderedObject(item.internal, obj, item.resource)
+    renderer.claim(checked)
+    prepared = {i: deployer.prepare(item.obj, i, owner) for i, item in checked.items()}
+    deployer.require_recorded(prepared.values())
+    for internal, obj in prepared.items():
+        deployer.apply(obj, checked[internal].resource.method)
+        session.record(internal, obj)
+        applied[internal] = obj
     schemas = SchemaSource(session.controller.resource.schema, session.schemas)
     if hook.check is not None and not holds(hook.check, ctx, schemas):
         message = hook.message or f"hook '{hook.name}': {hook.check.source} is false"

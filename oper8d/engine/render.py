@@ -13,7 +13,7 @@ text template of several documents). Bundle patches apply next, then TemporaryPa
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,17 +140,17 @@ class Renderer:
                     ) from err
         if instances:
             _check_patches_matched(comp, matched)
-        self._claim(result)
+        self.claim(result.objects)
         return result
 
-    def _claim(self, result: RenderedComponent) -> None:
-        """Record the identities ``result`` renders; one another resource of this rollout
-        already renders is a ConfigError naming both (two owners of one object would
-        overwrite each other at every reconcile). A component rendered again (a retry)
-        keeps its own identities."""
+    def claim(self, objects: Mapping[str, RenderedObject]) -> None:
+        """Record the identities of ``objects`` (a component's or a hook's); one another
+        resource of this rollout already renders is a ConfigError naming both (two owners
+        of one object would overwrite each other at every reconcile). A component rendered
+        again (a retry) keeps its own identities."""
         with self._identities_lock:
             claims: dict[tuple[str, str, str | None, str], str] = {}
-            for internal, item in result.objects.items():
+            for internal, item in objects.items():
                 key = _identity(item.obj, self.session.namespace)
                 other = claims.get(key) or self._identities.get(key)
                 if other is not None and other != internal:

@@ -62,10 +62,11 @@ class Rollout:
         self.max_workers = max_workers
         self.state = RolloutState() if progress is None else RolloutState(progress)
         self.verify = VerifyPhase(session, self.state)
+        self.renderer = Renderer(session, temporary_patches)
         self.deploy = DeployPhase(
             session,
             deployer,
-            Renderer(session, temporary_patches),
+            self.renderer,
             self.state,
             readiness=self.verify.readiness,
         )
@@ -134,7 +135,7 @@ class Rollout:
         """Run the hooks of ``phase``, adding what they applied to ``applied``; the error
         that stopped them, if any."""
         try:
-            applied.update(run_hooks(self.session, self.deployer, phase))
+            applied.update(run_hooks(self.session, self.deployer, self.renderer, phase))
         except ReconcileError as err:
             return err
         return None

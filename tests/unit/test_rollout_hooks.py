@@ -98,3 +98,20 @@ def test_a_component_whose_name_starts_with_hook_is_pruned_like_any_other(
     h.set_spec(relays=["a"])
     h.settle()
     assert h.names("ConfigMap") == ["demo-a"]
+
+
+def test_a_hook_rendering_an_object_a_component_renders_is_an_error_naming_both(
+    tmp_path: Path,
+) -> None:
+    clashing = BUNDLE.replace("scoped_name('announce')", "scoped_name('job')").replace(
+        "apiVersion: v1\n            kind: ConfigMap", "apiVersion: batch/v1\n            kind: Job"
+    )
+    assert clashing != BUNDLE
+    h = Harness(build(tmp_path, clashing))
+    h.create({})
+    h.settle()
+    ready = condition(h.cr(), "Ready")
+    assert ready["reason"] == "ConfigError"
+    assert (
+        "hook-announce.cm and job.job both render Job.batch default/demo-job" in (ready["message"])
+    )
