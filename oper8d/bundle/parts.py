@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from oper8d.bundle.model import HookSpec, LeaveField, PatchSpec, ReadyRule, ResourceSpec
 from oper8d.bundle.nodes import _Node
 from oper8d.errors import SourcePos
+from oper8d.fieldpaths import parse_field_path
 
 if TYPE_CHECKING:
     from oper8d.bundle.loader import PathKey
@@ -42,11 +43,12 @@ class PartsCompiler:
         fields = []
         for item in node.items():
             text = item.get("path") if isinstance(item.value, dict) else item.value
-            path = tuple(str(text).split("."))
-            if not all(path):
+            path = parse_field_path(str(text))
+            if path is None:
                 self._problem(
-                    f"leaveToOthers: '{text}' is not a dotted field path "
-                    "(map keys joined by '.', e.g. spec.replicas)",
+                    f"leaveToOthers: '{text}' is not a dotted field path (map keys joined by "
+                    "'.', a key holding '.' in brackets: spec.replicas, "
+                    "metadata.annotations[sidecar.istio.io/status])",
                     item.pos,
                 )
                 continue

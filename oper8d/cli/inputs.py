@@ -8,7 +8,6 @@ never shows a traceback. Imports nothing from the kubernetes client.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from oper8d.errors import BundleError, ClusterError, Problem, ReconcileError, SourcePos
+from oper8d.fieldpaths import parse_field_path
 
 if TYPE_CHECKING:
     from oper8d.bundle.loader import Document
@@ -227,18 +227,8 @@ def _admission_problems(cr: CrInput) -> list[Problem]:
 
 def _placed(cr: CrInput, problem: Problem) -> Problem:
     """``problem`` placed at the line of its field in the CR file."""
-    pos = cr.doc.pos(_path_parts(problem.field)) if problem.field else None
+    parts = parse_field_path(problem.field) if problem.field else None
+    pos = cr.doc.pos([int(p) if p.isdigit() else p for p in parts]) if parts else None
     return Problem(problem.message, pos, problem.field)
 
 
-_FIELD_PART = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
-
-
-def _path_parts(field: str) -> list[str | int]:
-    """``spec.workers[0].name`` -> ``["spec", "workers", 0, "name"]``;
-    ``metadata.annotations[oper8.org/x]`` -> ``["metadata", "annotations", "oper8.org/x"]``."""
-    parts: list[str | int] = []
-    for bracketed, plain in _FIELD_PART.findall(field):
-        part = bracketed or plain
-        parts.append(int(part) if part.isdigit() else part)
-    return parts

@@ -32,6 +32,7 @@ from oper8d.cluster.base import Cluster, Method
 from oper8d.engine.config import INTERNAL_NAME_ANNOTATION, passthrough_annotations
 from oper8d.engine.leave import FieldPath, update_body, without
 from oper8d.errors import ClusterError, PreconditionError
+from oper8d.fieldpaths import format_field_path, parse_field_path
 from oper8d.kinds import group_of, is_cluster_scoped
 from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
 
@@ -157,7 +158,7 @@ class DeployManager:
         annotations[INTERNAL_NAME_ANNOTATION] = internal_name
         annotations[COMPONENT_ANNOTATION] = component
         if leave:  # says why oper8d does not revert them, and lets ``oper8d diff`` know
-            annotations[LEAVE_ANNOTATION] = ",".join(".".join(p) for p in leave)
+            annotations[LEAVE_ANNOTATION] = ",".join(format_field_path(p) for p in leave)
         for key, value in self._passthrough.items():
             annotations.setdefault(key, value)
         # An owner reference needs the owner in the same namespace (or a cluster-scoped owner).
@@ -302,7 +303,8 @@ def hook_component(hook: str) -> str:
 def left_fields(obj: Obj) -> tuple[FieldPath, ...]:
     """The fields a prepared object leaves to other controllers (its ``LEAVE_ANNOTATION``)."""
     value = ((obj.get("metadata") or {}).get("annotations") or {}).get(LEAVE_ANNOTATION, "")
-    return tuple(tuple(p.split(".")) for p in str(value).split(",") if p)
+    paths = (parse_field_path(p) for p in str(value).split(",") if p)
+    return tuple(p for p in paths if p is not None)
 
 
 def component_of(obj: Obj) -> str | None:

@@ -178,3 +178,47 @@ def test_a_put_of_a_template_without_the_left_field_keeps_its_live_value() -> No
     del rendered["spec"]["replicas"]  # the template never sets it
     put = update_body(rendered, live, REPLICAS, "demo", server_side=False)
     assert put["spec"]["replicas"] == 5  # a PUT without it would reset replicas to 1
+
+
+def test_an_annotation_key_with_dots_can_be_left_to_a_webhook() -> None:
+    """``metadata.annotations[sidecar.istio.io/status]``: a key holding '.' in brackets."""
+    from oper8d.engine.deploy import left_fields
+    from oper8d.fieldpaths import parse_field_path
+
+    path = parse_field_path("metadata.annotations[sidecar.istio.io/status]")
+    assert path == ("metadata", "annotations", "sidecar.istio.io/status")
+    cluster = MemoryCluster()
+    d = DeployManager(cluster, CR, field_manager="demo")
+    obj = deployment()
+    obj["metadata"]["annotations"] = {"sidecar.istio.io/status": "ours"}
+    prepared = d.prepare(obj, "app.deployment", "app", [path])
+    assert left_fields(prepared) == (path,)
+    assert prepared["metadata"]["annotations"]["oper8d.io/leave-to-others"] == (
+        "metadata.annotations[sidecar.istio.io/status]"
+    )
+    d.apply(prepared, leave=[path])
+    live = copy.deepcopy(cluster.get("apps/v1", "Deployment", "app", "team"))
+    assert live is not None
+    live["metadata"]["annotations"]["sidecar.istio.io/status"] = "injected"
+    cluster.update(live, field_manager="webhook")
+    writes = cluster.writes
+    again, wrote = d.apply(d.prepare(obj, "app.deployment", "app", [path]), leave=[path])
+    assert not wrote and cluster.writes == writes
+    assert again["metadata"]["annotations"]["sidecar.istio.io/status"] == "injected"
+
+
+@pytest.mark.parametrize("text", ["a..b", "a.", "a[b", "a[b]c", "a.[b]", ""])
+def test_a_malformed_field_path_is_refused(text: str) -> None:
+    from oper8d.fieldpaths import parse_field_path
+
+    assert parse_field_path(text) is None
+
+
+@pytest.mark.parametrize(
+    "path",
+    [("spec", "replicas"), ("metadata", "annotations", "a.b/c"), ("data", "x.y", "z")],
+)
+def test_a_formatted_field_path_parses_back(path: tuple[str, ...]) -> None:
+    from oper8d.fieldpaths import format_field_path, parse_field_path
+
+    assert parse_field_path(format_field_path(path)) == path
