@@ -46,6 +46,9 @@ class DeployPhase:
         self.readiness = readiness
         # what an edge's `when:` may read (engine.missing): the CR's schema and the session's
         self._schemas = SchemaSource(session.controller.resource.schema, session.schemas)
+        # the fields each resource leaves this rollout: its `when:`s are evaluated once, so
+        # prepare (the hash) and apply (the body) cannot disagree
+        self._left_fields: dict[tuple[str, str], tuple[FieldPath, ...]] = {}
 
     def __call__(self, name: str) -> None:
         with component_context(name):
@@ -112,11 +115,15 @@ class DeployPhase:
 
     def _left(self, name: str, resource: ResourceSpec) -> tuple[FieldPath, ...]:
         """The fields ``resource`` leaves to other controllers this time (``when`` holds)."""
-        return tuple(
-            f.path
-            for f in resource.leave_to_others
-            if f.when is None or holds(f.when, self.session.context(component=name))
-        )
+        key = (name, resource.name)
+        left = self._left_fields.get(key)
+        if left is None:
+            left = self._left_fields[key] = tuple(
+                f.path
+                for f in resource.leave_to_others
+                if f.when is None or holds(f.when, self.session.context(component=name))
+            )
+        return left
 
     def _apply(self, name: str, rendered: RenderedComponent) -> int:
         """Apply the component's objects, all of whose kinds the CR's inventory must name
