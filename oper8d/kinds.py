@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 #: built-in kinds that live outside namespaces, by (API group, kind); every other kind is
@@ -49,6 +50,30 @@ def is_cluster_scoped(api_version: str, kind: str) -> bool:
     ``example.com/v1 ClusterRole`` is namespaced like any custom kind without a CRD saying
     otherwise."""
     return (group_of(api_version), kind) in CLUSTER_SCOPED
+
+
+#: a DNS-1123 label (namespaces, most names' parts) and subdomain (most object names)
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+DNS_SUBDOMAIN = re.compile(rf"{DNS_LABEL.pattern}(\.{DNS_LABEL.pattern})*")
+
+
+def is_dns_subdomain(name: str) -> bool:
+    """Whether ``name`` is a valid name for most kinds: at most 253 characters of
+    lower-case letters, digits, '-' and '.'."""
+    return len(name) <= 253 and DNS_SUBDOMAIN.fullmatch(name) is not None
+
+
+def path_segment_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a name or namespace in a request path, or None. A name
+    reaches the URL as one path segment: ``..`` or a ``/`` would make it another path
+    (``../../kube-system/secrets/x`` reads a Secret elsewhere), so such names are refused
+    before any request, as client-go does; no Kubernetes object has one."""
+    if value in (".", ".."):
+        return f"{value!r} may not be a name"
+    for bad in ("/", "%"):
+        if bad in value:
+            return f"{value!r} may not contain {bad!r}"
+    return None
 
 
 def group_of(api_version: str) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -36,6 +35,7 @@ from oper8d.engine.reconcile import Reconciler, ReconcileResult, ReconcilerOptio
 from oper8d.engine.render import Renderer
 from oper8d.engine.session import RandomSource, SeededRandoms, Session
 from oper8d.errors import ConfigError, ReconcileError
+from oper8d.kinds import DNS_LABEL, is_dns_subdomain
 from oper8d.kubeschema import KubeSchemas
 from oper8d.logs import SensitiveValues, cr_key, reconcile_context
 from oper8d.objects import Obj
@@ -50,8 +50,6 @@ __all__ = [
     "would_delete",
 ]
 
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(rf"{_DNS_LABEL.pattern}(\.{_DNS_LABEL.pattern})*")
 
 #: a fixed instant for offline runs, so timestamps in rendered output never change
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
@@ -137,14 +135,14 @@ def check_cr_metadata(cr: Mapping[str, Any]) -> None:
     if not isinstance(meta, Mapping) or not meta.get("name"):
         raise ConfigError("the CR needs metadata.name", field="metadata.name")
     name, namespace = meta["name"], meta.get("namespace")
-    if not isinstance(name, str) or len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name):
+    if not isinstance(name, str) or not is_dns_subdomain(name):
         raise ConfigError(
             f"{name!r} is not a valid name: use lower-case letters, digits, '-' and '.' "
             "(a DNS-1123 subdomain, at most 253 characters)",
             field="metadata.name",
         )
     if namespace is not None and (
-        not isinstance(namespace, str) or len(namespace) > 63 or not _DNS_LABEL.fullmatch(namespace)
+        not isinstance(namespace, str) or len(namespace) > 63 or not DNS_LABEL.fullmatch(namespace)
     ):
         raise ConfigError(
             f"{namespace!r} is not a valid namespace: use lower-case letters, digits and '-' "

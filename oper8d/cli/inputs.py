@@ -168,9 +168,10 @@ def cr_problems(
     whether any is fatal: the CR cannot be reconciled (no controller for its kind) or the
     API server would refuse to store it (a name, label or field that breaks the CRD's
     schema, checked against ``schemas`` when given: the same check as the in-memory
-    cluster's admission). The reconciler's own spec rule (``engine.inputs``) adds its
-    findings, "did you mean" for unknown fields included; the config problems it also
-    finds are left to the reconcile, as the API server accepts the CR."""
+    cluster's admission). The reconciler's own rules (``engine.inputs``) add their
+    findings: the spec's, "did you mean" for unknown fields included, and the config's
+    that need no cluster (a config-defaults annotation that names no ConfigMap); whether
+    the named ConfigMap exists is left to the reconcile."""
     from oper8d.engine.inputs import resolve_inputs
     from oper8d.offline import check_cr_metadata, find_controller
 
@@ -187,7 +188,7 @@ def cr_problems(
         problems += _admission_problems(cr)
     fatal = bool(problems)
     inputs = resolve_inputs(controller, cr.data, config_maps=None)
-    problems += [_placed(cr, p) for p in inputs.spec_problems]
+    problems += [_placed(cr, p) for p in (*inputs.spec_problems, *inputs.config_problems)]
     if schemas is not None and not fatal:
         refused = _schema_problems(cr, schemas)
         fatal = bool(refused)
@@ -230,5 +231,3 @@ def _placed(cr: CrInput, problem: Problem) -> Problem:
     parts = parse_field_path(problem.field) if problem.field else None
     pos = cr.doc.pos([int(p) if p.isdigit() else p for p in parts]) if parts else None
     return Problem(problem.message, pos, problem.field)
-
-

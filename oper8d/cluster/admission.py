@@ -30,13 +30,11 @@ from oper8d.cluster.selectors import (
     selector_from_dict,
 )
 from oper8d.errors import ClusterError
-from oper8d.kinds import group_of
+from oper8d.kinds import DNS_LABEL, group_of, is_dns_subdomain
 from oper8d.kubeschema import KubeSchemas
 from oper8d.objects import Obj
 
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _MAX_ANNOTATIONS_BYTES = 256 * 1024
 #: schema problems quoted in one refusal; the rest are counted
 _MAX_SHOWN = 5
@@ -138,7 +136,7 @@ def validate(new: Obj, old: Obj | None) -> None:
     if old is None:
         _check_name(new)
     namespace = meta.get("namespace")
-    if namespace and not _DNS_LABEL.fullmatch(str(namespace)):
+    if namespace and not DNS_LABEL.fullmatch(str(namespace)):
         raise _invalid(new, "metadata.namespace", f"{namespace!r} is not a valid namespace name")
     _check_string_map(new, "labels", values_are_labels=True)
     _check_string_map(new, "annotations", values_are_labels=False)
@@ -162,13 +160,13 @@ def _check_name(obj: Obj) -> None:
         ok = name not in (".", "..") and "/" not in name and "%" not in name
         rule = "a path segment (no '/' or '%', not '.' or '..')"
     elif group == "" and kind == "Namespace":
-        ok = len(name) <= 63 and bool(_DNS_LABEL.fullmatch(name))
+        ok = len(name) <= 63 and bool(DNS_LABEL.fullmatch(name))
         rule = "a DNS-1123 label: at most 63 lower-case letters, digits and '-'"
     elif group == "" and kind == "Service":
         ok = len(name) <= 63 and bool(_DNS_1035_LABEL.fullmatch(name))
         rule = "a DNS-1035 label: at most 63 lower-case letters, digits and '-', from a letter"
     else:
-        ok = len(name) <= 253 and bool(_DNS_SUBDOMAIN.fullmatch(name))
+        ok = is_dns_subdomain(name)
         rule = (
             "a DNS-1123 subdomain: lower-case letters, digits, '-' and '.', at most 253 characters"
         )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from oper8d.cluster.kube_transport import KubeTransport
 from oper8d.errors import ClusterError
+from oper8d.kinds import path_segment_problem
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Resource:
     def collection_path(self, namespace: str | None) -> str:
         """``.../<plural>`` (all namespaces when ``namespace`` is None)."""
         if self.namespaced and namespace:
+            _check_segment(self.kind, "namespace", namespace)
             return f"{self.group_path}/namespaces/{namespace}/{self.plural}"
         return f"{self.group_path}/{self.plural}"
 
@@ -41,7 +43,14 @@ class Resource:
             raise ClusterError(
                 f"{self.kind} {name!r} is namespaced: give its namespace", status=400
             )
+        _check_segment(self.kind, "name", name)
         return f"{self.collection_path(namespace)}/{name}"
+
+
+def _check_segment(kind: str, what: str, value: str) -> None:
+    problem = path_segment_problem(value)
+    if problem is not None:
+        raise ClusterError(f"{kind}: invalid {what}: {problem}", status=400)
 
 
 def group_path(api_version: str) -> str:

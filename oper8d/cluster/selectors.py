@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from oper8d.errors import ClusterError
+from oper8d.kinds import is_dns_subdomain
 
 __all__ = [
     "Requirement",
@@ -44,7 +45,6 @@ __all__ = [
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
 
 _NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _INTEGER = re.compile(r"[-+]?[0-9]+")
 _SPECIAL = "!=,()<>"
 
@@ -54,7 +54,7 @@ def label_key_problem(key: str) -> str | None:
     prefix, slash, name = key.rpartition("/")
     if slash and not prefix:
         return f"label key {key!r} has an empty prefix before '/'"
-    if slash and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
+    if slash and not is_dns_subdomain(prefix):
         return (
             f"label key prefix {prefix!r} must be a DNS subdomain: lower-case letters, digits, "
             "'-' and '.', at most 253 characters"

@@ -28,7 +28,7 @@ from oper8d.cluster.scheme import ANNOTATIONS_BUMP_GENERATION, KindTable, has_ge
 from oper8d.cluster.selectors import Selector, as_selector
 from oper8d.cluster.simulate import Simulator
 from oper8d.errors import ClusterError
-from oper8d.kinds import group_of
+from oper8d.kinds import group_of, path_segment_problem
 from oper8d.kubeschema import CRDError, KubeSchemas
 from oper8d.objects import Obj
 
@@ -95,6 +95,10 @@ class Store(DeletionMixin):
 
     # -- reads --------------------------------------------------------------------------
     def key(self, api_version: str, kind: str, name: str, namespace: str | None) -> Key:
+        for what, value in (("name", name), ("namespace", namespace)):
+            problem = path_segment_problem(value) if isinstance(value, str) else None
+            if problem is not None:  # a real client refuses it before sending (kube_discovery)
+                raise ClusterError(f"{kind}: invalid {what}: {problem}", status=400)
         group = group_of(api_version)
         if not self.kinds.namespaced(group, kind):
             return (group, kind, "", name)

@@ -31,6 +31,7 @@ from typing import Any
 from oper8d.cluster.base import Cluster, Method
 from oper8d.engine.config import INTERNAL_NAME_ANNOTATION, passthrough_annotations
 from oper8d.engine.leave import FieldPath, update_body, without
+from oper8d.engine.ownership import refuse_foreign
 from oper8d.errors import ClusterError, PreconditionError
 from oper8d.fieldpaths import format_field_path, parse_field_path
 from oper8d.kinds import group_of, is_cluster_scoped
@@ -123,6 +124,7 @@ class DeployManager:
         self.field_manager = field_manager
         meta = cr.get("metadata") or {}
         self.cr_uid: str = meta.get("uid", "")
+        self._cr_ref = f"{cr.get('kind')} {meta.get('namespace') or ''}/{meta.get('name')}"
         self.cr_namespace: str | None = meta.get("namespace")
         self.stats = DeployStats()
         self._lock = threading.Lock()
@@ -197,6 +199,7 @@ class DeployManager:
         count for nothing in the comparison and are never reverted (``engine.leave``)."""
         api_version, kind, name, ns = identity(obj)
         live = self.cluster.get(api_version, kind, name, ns)
+        refuse_foreign(live, self.cr_uid, self._cr_ref)
         label = _label(obj)
         ours = without(obj, leave)
         if live is not None and (is_current(ours, live) or self.memory.matches(ours, live)):

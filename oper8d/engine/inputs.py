@@ -27,6 +27,7 @@ from oper8d.engine.config import (
     merge_configs,
 )
 from oper8d.errors import ConfigError, Problem
+from oper8d.kinds import is_dns_subdomain
 
 __all__ = ["CrInputs", "config_map_name", "read_config_maps", "resolve_inputs"]
 
@@ -74,7 +75,7 @@ def read_config_maps(cluster: ClusterReader, cr: Mapping[str, Any]) -> dict[str,
     """The ConfigMap ``cr`` names, read from ``cluster``, as ``{name: data}`` (empty when it
     names none or the ConfigMap does not exist) for :func:`resolve_inputs`."""
     name = config_map_name(cr)
-    if name is None:
+    if name is None or not is_dns_subdomain(name):  # resolve_inputs reports a bad name
         return {}
     meta = cr.get("metadata") or {}
     cm = cluster.get("v1", "ConfigMap", name, meta.get("namespace"))
@@ -102,7 +103,16 @@ def resolve_inputs(
     config_problems: list[Problem] = []
     config = dict(controller.config_defaults)
     name = config_map_name(cr)
-    if name is not None and config_maps is not None:
+    if name is not None and not is_dns_subdomain(name):
+        # the CR author is not trusted: '../../kube-system/secrets/x' would be another path
+        config_problems.append(
+            Problem(
+                f"annotation {CONFIG_DEFAULTS_ANNOTATION} must name a ConfigMap in the CR's "
+                f"namespace (a DNS-1123 subdomain), not {name!r}",
+                field=CONFIG_DEFAULTS_FIELD,
+            )
+        )
+    elif name is not None and config_maps is not None:
         if name in config_maps:
             config = merge_configs(config, config_maps[name])
         else:

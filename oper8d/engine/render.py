@@ -28,7 +28,7 @@ from oper8d.engine.patch import (
     json_patch,
     strategic_merge,
 )
-from oper8d.engine.session import Session
+from oper8d.engine.session import Session, generated_secret_name
 from oper8d.errors import ConfigError, ReconcileError, RolloutError
 from oper8d.limits import LimitExceeded
 from oper8d.logs import mark_secret
@@ -109,6 +109,7 @@ class Renderer:
         # this rollout (rendered concurrently by the DAG runner's workers)
         self._identities: dict[tuple[str, str, str | None, str], str] = {}
         self._identities_lock = threading.Lock()
+        self._generated_secret = generated_secret_name(session.cr["metadata"]["name"])
 
     def render_component(self, comp: ComponentSpec) -> RenderedComponent:
         """Every object of every instance of ``comp``, patched (no writes). A disabled
@@ -150,8 +151,15 @@ class Renderer:
         again (a retry) keeps its own identities."""
         with self._identities_lock:
             claims: dict[tuple[str, str, str | None, str], str] = {}
+            reserved = ("", "Secret", self.session.namespace, self._generated_secret)
             for internal, item in objects.items():
                 key = _identity(item.obj, self.session.namespace)
+                if key == reserved:
+                    raise ConfigError(
+                        f"{internal} renders {_describe(key)}, the Secret random_string() "
+                        "keeps this CR's generated values in: give the resource another name",
+                        pos=item.resource.pos,
+                    )
                 other = claims.get(key) or self._identities.get(key)
                 if other is not None and other != internal:
                     raise ConfigError(

@@ -24,6 +24,7 @@ from oper8d.bundle.reads import cluster_scoped, refusal
 from oper8d.cluster.base import Cluster
 from oper8d.engine.config import get_path
 from oper8d.engine.kubecheck import KindWarnings
+from oper8d.engine.ownership import refuse_foreign
 from oper8d.errors import ConfigError, PreconditionError
 from oper8d.kubeschema import KubeSchemas
 from oper8d.logs import mark_secret, mark_sensitive
@@ -115,7 +116,11 @@ class SecretRandoms:
 
         with self._lock:
             if self._values is None:
-                live = self.cluster.get("v1", "Secret", self.name, self.namespace) or {}
+                found = self.cluster.get("v1", "Secret", self.name, self.namespace)
+                refuse_foreign(
+                    found, self.owner["uid"], f"{self.owner['kind']} {self.owner['name']}"
+                )
+                live = found or {}
                 self._values = {
                     k: base64.b64decode(v).decode() for k, v in (live.get("data") or {}).items()
                 }

@@ -87,8 +87,7 @@ def test_a_cr_the_api_server_would_refuse_stops_the_dry_run_before_it_is_created
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
         f"{cr}:6:13: spec.replicas: must be >= 1 (got 0)",
-        f"{cr}:7:18: configOverrides: the API server would refuse the CR: Invalid value: array: "
-        "must be of type object, not array",
+        f"{cr}:7:18: configOverrides: configOverrides must be a mapping",
         f"the dry run stopped before creating the CR: fix {cr}",
     ]
     assert result.stdout == "", "nothing was reconciled"
