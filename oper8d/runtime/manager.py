@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from oper8d.bundle.model import Bundle
+from oper8d.cluster.base import Propagation
 from oper8d.engine.fingerprint import ChangeTracker
 from oper8d.engine.reconcile import Reconciler, ReconcilerOptions
 from oper8d.errors import ClusterError
@@ -55,6 +56,21 @@ class ManagedApi(ListWatch, ApiServer, Protocol):
 
     #: ``on_request(verb, http_code)`` after every request (code None: unreachable)
     on_request: Callable[[str, int | None], None] | None
+    #: "apiVersion/kind" -> whether the server applied a ``shardSelector`` to its lists
+    shard_selector_honoured: dict[str, bool]
+
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation: Propagation = "Background",
+        resource_version: str | None = None,
+    ) -> bool:
+        """``resource_version``: a precondition (sharding deletes expired peers' Leases)."""
+        ...
 
 
 class Manager:
@@ -80,6 +96,8 @@ class Manager:
         self._servers: list[ProbeServer] = []
         self.elector: LeaderElector | None = None
         self.sharding: Sharding | None = self._sharding() if opts.sharding else None
+        if self.sharding is not None:
+            self.metrics.shard_server_side.set_function(self._server_side)
         self._sharded: list[Informer] = []
         self._build()
 
@@ -109,7 +127,7 @@ class Manager:
 
     def _server_side(self) -> float:
         """1 when the API server honoured shardSelector for every CR kind listed so far."""
-        seen: dict[str, bool] = getattr(self.api, "shard_selector_honoured", None) or {}
+        seen = self.api.shard_selector_honoured
         cr_kinds = [f"{c.resource.api_version}/{c.resource.kind}" for c in self.bundle.controllers]
         known = [seen[k] for k in cr_kinds if k in seen]
         return 1.0 if known and all(known) else 0.0
@@ -119,7 +137,6 @@ class Manager:
         for inf in self._sharded:
             inf.set_shard(wanted)
         self.metrics.set_shard(sharding.members, len(sharding.held), None)
-        self.metrics.shard_server_side.set_function(self._server_side)
         if self._leading.is_set():
             for c in self.controllers:
                 c.enqueue_all()  # CRs of buckets just taken; the gate skips the others

@@ -21,6 +21,13 @@ buckets its holder *claims* (those it works on, and those it is about to). A rep
 3. drops every bucket when it could not renew its Lease for ``renew_deadline``, which is
    shorter than the ``lease_duration`` the others wait before ignoring its claims.
 
+Leaving: a replica that stops gracefully (``release()``, after its in-flight reconciles
+ended) deletes its Lease, so the others take its buckets at their next round. The Lease of
+a replica that died is deleted by a survivor once it has not changed for ``lease_duration``
+plus ``gc_grace`` seconds; the delete carries the resourceVersion that was judged expired
+as a precondition, so a Lease its holder renewed in the meantime is never deleted (and its
+claims never vanish under it).
+
 ``tick()`` is one round and is what the unit tests drive with a FakeClock; ``run()`` loops
 it. ``enter()``/``leave()`` bracket each reconcile (``GatedReconciler``).
 """
@@ -60,7 +67,9 @@ STOPPED_ANNOTATION = "oper8d.io/shard-stopped"
 
 
 class ShardLeases(LeaseClient, Protocol):
-    """The Lease client of the leader elector, plus a list by label (``KubeCluster``)."""
+    """The Lease client of the leader elector, plus a list by label and a delete with a
+    resourceVersion precondition (``KubeCluster``). These five verbs on Leases of one
+    namespace are all the RBAC sharding needs (``manifests.rbac.shard_lease_grants``)."""
 
     def list(
         self,
@@ -69,6 +78,19 @@ class ShardLeases(LeaseClient, Protocol):
         namespace: str | None = None,
         label_selector: str | None = None,
     ) -> list[Obj]: ...
+
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+    ) -> bool:
+        """False when it was gone; a 409 ClusterError when it is no longer at
+        ``resource_version``."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -104,6 +126,7 @@ class Sharding:
         lease_duration: float = 15.0,
         renew_deadline: float = 10.0,
         retry_period: float = 2.0,
+        gc_grace: float | None = None,
         clock: Clock | None = None,
         on_change: Callable[[Sharding], None] | None = None,
     ):
@@ -120,6 +143,9 @@ class Sharding:
         self.lease_duration = lease_duration
         self.renew_deadline = renew_deadline
         self.retry_period = retry_period
+        #: a dead peer's Lease is deleted after lease_duration + gc_grace (default: one more
+        #: lease_duration)
+        self.gc_grace = lease_duration if gc_grace is None else gc_grace
         self.clock = clock or SystemClock()
         self.on_change = on_change
         self.name = lease_name(group, identity)
@@ -148,6 +174,7 @@ class Sharding:
             return bucket
 
     def leave(self, bucket: int) -> None:
+        """End the work ``enter`` allowed on ``bucket``."""
         with self._lock:
             self._in_flight[bucket] -= 1
 
@@ -191,7 +218,10 @@ class Sharding:
             stop.wait(self.retry_period)
 
     def tick(self) -> None:
-        """One round: renew our Lease, read the others, then claim, confirm and release."""
+        """One round: renew our Lease, read the others, then claim, confirm and release
+        (nothing once ``release()`` was called)."""
+        if self._stopped:
+            return
         now = self.clock.monotonic()
         with self._lock:
             written = frozenset(self._claiming)
@@ -291,12 +321,45 @@ class Sharding:
             seen = self._seen.get(name)
             if seen is None or seen[0] != record:
                 self._seen[name] = seen = (record, now)
-            if annotations.get(STOPPED_ANNOTATION) or now - seen[1] > self.lease_duration:
+            stopped = bool(annotations.get(STOPPED_ANNOTATION))
+            if stopped or now - seen[1] > self.lease_duration + self.gc_grace:
+                self._delete_peer(name, identity, meta.get("resourceVersion"), stopped)
+            if stopped or now - seen[1] > self.lease_duration:
                 continue
             peers[identity] = Member(identity, parse_buckets(annotations.get(CLAIMS_ANNOTATION)))
         for gone in set(self._seen) - names:
             del self._seen[gone]
         return peers
+
+    def _delete_peer(
+        self, name: str, identity: str, resource_version: str | None, stopped: bool
+    ) -> None:
+        """Delete a stopped or long-expired peer's Lease, only as it was read."""
+        if not resource_version:
+            return  # no precondition possible: leave it (it is ignored anyway)
+        try:
+            deleted = self.api.delete(
+                LEASE_API_VERSION,
+                LEASE_KIND,
+                name,
+                self.namespace,
+                resource_version=resource_version,
+            )
+        except ClusterError as err:  # 409: renewed or deleted since; any other: next round
+            log.debug(
+                "shard %s: Lease %s/%s not deleted: %s", self.identity, self.namespace, name, err
+            )
+            return
+        if deleted:
+            self._seen.pop(name, None)
+            log.info(
+                "shard %s: deleted the Lease %s/%s of %s replica %s",
+                self.identity,
+                self.namespace,
+                name,
+                "stopped" if stopped else "expired",
+                identity,
+            )
 
     # -- our Lease -----------------------------------------------------------------------
     def _body(self, claims: frozenset[int], stopped: bool = False) -> Obj:
@@ -344,15 +407,67 @@ class Sharding:
             return False
 
     def release(self) -> None:
-        """Give up every bucket and mark our Lease stopped (after in-flight reconciles
-        ended), so the others take over at once instead of after ``lease_duration``."""
+        """Leave the group (after in-flight reconciles ended): delete our Lease, so the
+        others take over at their next round instead of after ``lease_duration``. Buckets
+        with reconciles still running stay claimed: the Lease then expires as a dead
+        replica's would. No round runs after this."""
         with self._lock:
             busy = {b for b, n in self._in_flight.items() if n > 0}
             self._held &= busy
             self._releasing = set(self._held)
             self._claiming.clear()
-        if self._write(self._claims(), stopped=not busy):
-            log.info("shard %s: released Lease %s/%s", self.identity, self.namespace, self.name)
+            self._desired = frozenset()
+        self._stopped = True
+        if busy:
+            self._write(self._claims())
+            log.warning(
+                "shard %s: reconciles of buckets %s still running: Lease %s/%s left to expire",
+                self.identity,
+                format_buckets(busy),
+                self.namespace,
+                self.name,
+            )
+        elif self._delete_own():
+            log.info(
+                "shard %s: left the group, deleted Lease %s/%s",
+                self.identity,
+                self.namespace,
+                self.name,
+            )
+        elif self._write(frozenset(), stopped=True):
+            log.info(
+                "shard %s: left the group, Lease %s/%s marked stopped",
+                self.identity,
+                self.namespace,
+                self.name,
+            )
+
+    def _delete_own(self) -> bool:
+        try:
+            lease = self._lease or self.api.get(
+                LEASE_API_VERSION, LEASE_KIND, self.name, self.namespace
+            )
+            if lease is None:
+                return True
+            self.api.delete(
+                LEASE_API_VERSION,
+                LEASE_KIND,
+                self.name,
+                self.namespace,
+                resource_version=(lease.get("metadata") or {}).get("resourceVersion"),
+            )
+        except ClusterError as err:
+            log.warning(
+                "shard %s: cannot delete Lease %s/%s: %s",
+                self.identity,
+                self.namespace,
+                self.name,
+                err,
+            )
+            self._lease = None
+            return False
+        self._lease = None
+        return True
 
 
 class Reconciles(Protocol):
@@ -370,8 +485,16 @@ class GatedReconciler:
     def reconcile_object(self, cr: Obj) -> ReconcileResult:
         bucket = self.sharding.enter(cr)
         if bucket is None:
-            log.debug("not reconciling %s: another replica's shard", cr["metadata"].get("name"))
-            return ReconcileResult(requeue_after=None)
+            # not ours now (a bucket in handover, or gone to another replica): look again
+            # after a round; a CR that left our informers is then not read again
+            meta = cr.get("metadata") or {}
+            log.debug(
+                "not reconciling %s/%s now: bucket %d is not held by this replica",
+                meta.get("namespace"),
+                meta.get("name"),
+                bucket_of(cr, self.sharding.key),
+            )
+            return ReconcileResult(requeue_after=self.sharding.retry_period)
         try:
             return self.inner.reconcile_object(cr)
         finally:
