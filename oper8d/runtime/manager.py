@@ -196,6 +196,8 @@ class Manager:
             plan.append((spec, cr_infs, owned))
         self.cache = CachedCluster(self.api, {k: v[0] for k, v in by_kind.items()})
         schemas = opts.schemas or KubeSchemas.builtin()  # one load serves every controller
+        # a queued CR outside this replica's shard reads as gone (runtime.cache)
+        cr_reads = self.cache.within_shards() if self.sharding else self.cache
         for spec, cr_infs, owned in plan:
             # skips unchanged CRs (engine.fingerprint); opt-in, see ManagerOptions
             changes = ChangeTracker(clock=opts.clock) if opts.skip_unchanged else None
@@ -218,7 +220,7 @@ class Manager:
                 ControllerRuntime(
                     bundle=self.bundle,
                     spec=spec,
-                    cluster=self.cache,
+                    cluster=cr_reads,
                     reconciler=GatedReconciler(reconciler, self.sharding)
                     if self.sharding
                     else reconciler,
