@@ -98,6 +98,7 @@ class Manager:
         self.sharding: Sharding | None = self._sharding() if opts.sharding else None
         if self.sharding is not None:
             self.metrics.shard_server_side.set_function(self._server_side)
+            self.metrics.shard_crs.set_function(self._shard_crs)
         self._sharded: list[Informer] = []
         self._build()
 
@@ -131,6 +132,14 @@ class Manager:
         cr_kinds = [f"{c.resource.api_version}/{c.resource.kind}" for c in self.bundle.controllers]
         known = [seen[k] for k in cr_kinds if k in seen]
         return 1.0 if known and all(known) else 0.0
+
+    def _shard_crs(self) -> float:
+        """CRs this replica works on now (read when the metrics are scraped)."""
+        sharding = self.sharding
+        if sharding is None:
+            return 0.0
+        crs = [cr for c in self.controllers for inf in c.cr_informers for cr in inf.list()]
+        return float(sum(1 for cr in crs if sharding.accepts(cr)))
 
     def _on_shard_change(self, sharding: Sharding) -> None:
         wanted = sharding.wanted()

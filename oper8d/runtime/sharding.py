@@ -48,6 +48,7 @@ from oper8d.engine.reconcile import ReconcileResult
 from oper8d.errors import ClusterError
 from oper8d.objects import Obj
 from oper8d.runtime.hashing import (
+    BUCKETS,
     ShardKey,
     ShardSlice,
     assign,
@@ -270,10 +271,23 @@ class Sharding:
             after = (frozenset(self._held), frozenset(self._desired), self._members)
         if before[2] != members:
             log.info("shard members of %s: %s", self.group, ", ".join(members))
+        held = len(after[0])
         if acquired:
-            log.info("shard %s: took buckets %s", self.identity, format_buckets(acquired))
+            log.info(
+                "shard %s: took buckets %s (holds %d of %d)",
+                self.identity,
+                format_buckets(acquired),
+                held,
+                BUCKETS,
+            )
         if released:
-            log.info("shard %s: handed over buckets %s", self.identity, format_buckets(released))
+            log.info(
+                "shard %s: handed over buckets %s (holds %d of %d)",
+                self.identity,
+                format_buckets(released),
+                held,
+                BUCKETS,
+            )
         return before != after
 
     def _claims(self) -> frozenset[int]:
