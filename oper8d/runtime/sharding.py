@@ -36,11 +36,9 @@ from __future__ import annotations
 
 import collections
 import logging
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Protocol
 
 from oper8d.clock import Clock, SystemClock
@@ -54,44 +52,19 @@ from oper8d.runtime.hashing import (
     assign,
     bucket_of,
     format_buckets,
-    parse_buckets,
 )
-from oper8d.runtime.leaderelection import LEASE_API_VERSION, LEASE_KIND, LeaseClient
+from oper8d.runtime.shardlease import (
+    GROUP_LABEL,
+    OwnLease,
+    ShardLeases,
+    delete_peer,
+    lease_name,
+    read_group,
+)
 
-__all__ = ["GatedReconciler", "ShardLeases", "Sharding"]
+__all__ = ["GROUP_LABEL", "GatedReconciler", "ShardLeases", "Sharding", "lease_name"]
 
 log = logging.getLogger("oper8d.sharding")
-
-GROUP_LABEL = "oper8d.io/shard-group"
-CLAIMS_ANNOTATION = "oper8d.io/shard-claims"
-STOPPED_ANNOTATION = "oper8d.io/shard-stopped"
-
-
-class ShardLeases(LeaseClient, Protocol):
-    """The Lease client of the leader elector, plus a list by label and a delete with a
-    resourceVersion precondition (``KubeCluster``). These five verbs on Leases of one
-    namespace are all the RBAC sharding needs (``manifests.rbac.shard_lease_grants``)."""
-
-    def list(
-        self,
-        api_version: str,
-        kind: str,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-    ) -> list[Obj]: ...
-
-    def delete(
-        self,
-        api_version: str,
-        kind: str,
-        name: str,
-        namespace: str | None = None,
-        *,
-        resource_version: str | None = None,
-    ) -> bool:
-        """False when it was gone; a 409 ClusterError when it is no longer at
-        ``resource_version``."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -100,17 +73,6 @@ class Member:
 
     identity: str
     claims: frozenset[int]
-
-
-def lease_name(group: str, identity: str) -> str:
-    """A valid Lease name for ``identity`` in ``group``."""
-    tail = re.sub(r"[^a-z0-9.-]+", "-", identity.lower()).strip("-.") or "replica"
-    return f"{group}-{tail}"[:253]
-
-
-def _micro_time(clock: Clock) -> str:
-    now: datetime = clock.now()
-    return now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class Sharding:
@@ -149,7 +111,15 @@ class Sharding:
         self.gc_grace = lease_duration if gc_grace is None else gc_grace
         self.clock = clock or SystemClock()
         self.on_change = on_change
-        self.name = lease_name(group, identity)
+        self.lease = OwnLease(
+            api,
+            group=group,
+            namespace=namespace,
+            identity=identity,
+            lease_duration=lease_duration,
+            clock=self.clock,
+        )
+        self.name = self.lease.name
         self._lock = threading.Lock()
         self._held: set[int] = set()
         self._releasing: set[int] = set()
@@ -158,7 +128,6 @@ class Sharding:
         self._in_flight: collections.Counter[int] = collections.Counter()
         self._members: tuple[str, ...] = (identity,)
         # run()/tick() thread only
-        self._lease: Obj | None = None
         self._renewed_at: float | None = None
         self._seen: dict[str, tuple[str, float]] = {}  # lease name -> (record, observed at)
         self._stopped = False
@@ -226,7 +195,7 @@ class Sharding:
         now = self.clock.monotonic()
         with self._lock:
             written = frozenset(self._claiming)
-        if self._write(self._claims()):
+        if self.lease.write(self._claims()):
             with self._lock:
                 self._renewed_at = now
         else:
@@ -237,7 +206,7 @@ class Sharding:
             return
         changed = self._decide(peers, written)
         if changed:
-            self._write(self._claims())  # publish released buckets at once
+            self.lease.write(self._claims())  # publish released buckets at once
             if self.on_change is not None:
                 self.on_change(self)
 
@@ -316,110 +285,29 @@ class Sharding:
 
     def _read_peers(self, now: float) -> dict[str, Member] | None:
         try:
-            leases = self.api.list(
-                LEASE_API_VERSION, LEASE_KIND, self.namespace, f"{GROUP_LABEL}={self.group}"
-            )
+            leases = read_group(self.api, self.namespace, self.group)
         except ClusterError as err:
             log.warning("shard %s: cannot list the group's Leases: %s", self.identity, err)
             return None
         peers: dict[str, Member] = {}
-        names = set()
         for lease in leases:
-            meta, spec = lease.get("metadata") or {}, lease.get("spec") or {}
-            name, identity = meta.get("name", ""), spec.get("holderIdentity") or ""
-            names.add(name)
-            if name == self.name or not identity or identity == self.identity:
+            if lease.name == self.name or not lease.identity or lease.identity == self.identity:
                 continue
-            annotations = meta.get("annotations") or {}
-            record = str(meta.get("resourceVersion") or spec.get("renewTime"))
-            seen = self._seen.get(name)
-            if seen is None or seen[0] != record:
-                self._seen[name] = seen = (record, now)
-            stopped = bool(annotations.get(STOPPED_ANNOTATION))
-            if stopped or now - seen[1] > self.lease_duration + self.gc_grace:
-                self._delete_peer(name, identity, meta.get("resourceVersion"), stopped)
-            if stopped or now - seen[1] > self.lease_duration:
+            seen = self._seen.get(lease.name)
+            if seen is None or seen[0] != lease.record:
+                self._seen[lease.name] = seen = (lease.record, now)
+            unchanged = now - seen[1]
+            forgotten = lease.stopped or unchanged > self.lease_duration + self.gc_grace
+            if forgotten and delete_peer(self.api, self.namespace, lease, by=self.identity):
+                del self._seen[lease.name]
+            if lease.stopped or unchanged > self.lease_duration:
                 continue
-            peers[identity] = Member(identity, parse_buckets(annotations.get(CLAIMS_ANNOTATION)))
-        for gone in set(self._seen) - names:
+            peers[lease.identity] = Member(lease.identity, lease.claims)
+        for gone in set(self._seen) - {lease.name for lease in leases}:
             del self._seen[gone]
         return peers
 
-    def _delete_peer(
-        self, name: str, identity: str, resource_version: str | None, stopped: bool
-    ) -> None:
-        """Delete a stopped or long-expired peer's Lease, only as it was read."""
-        if not resource_version:
-            return  # no precondition possible: leave it (it is ignored anyway)
-        try:
-            deleted = self.api.delete(
-                LEASE_API_VERSION,
-                LEASE_KIND,
-                name,
-                self.namespace,
-                resource_version=resource_version,
-            )
-        except ClusterError as err:  # 409: renewed or deleted since; any other: next round
-            log.debug(
-                "shard %s: Lease %s/%s not deleted: %s", self.identity, self.namespace, name, err
-            )
-            return
-        if deleted:
-            self._seen.pop(name, None)
-            log.info(
-                "shard %s: deleted the Lease %s/%s of %s replica %s",
-                self.identity,
-                self.namespace,
-                name,
-                "stopped" if stopped else "expired",
-                identity,
-            )
-
-    # -- our Lease -----------------------------------------------------------------------
-    def _body(self, claims: frozenset[int], stopped: bool = False) -> Obj:
-        annotations = {CLAIMS_ANNOTATION: format_buckets(claims)}
-        if stopped:
-            annotations[STOPPED_ANNOTATION] = "true"
-        base = self._lease or {
-            "apiVersion": LEASE_API_VERSION,
-            "kind": LEASE_KIND,
-            "metadata": {"name": self.name, "namespace": self.namespace},
-            "spec": {"acquireTime": _micro_time(self.clock)},
-        }
-        meta = dict(base["metadata"])
-        meta["labels"] = {**(meta.get("labels") or {}), GROUP_LABEL: self.group}
-        meta["annotations"] = {
-            k: v for k, v in (meta.get("annotations") or {}).items() if k != STOPPED_ANNOTATION
-        } | annotations
-        spec = dict(base.get("spec") or {})
-        spec.update(
-            holderIdentity=self.identity,
-            leaseDurationSeconds=int(self.lease_duration),
-            renewTime=_micro_time(self.clock),
-        )
-        return {**base, "metadata": meta, "spec": spec}
-
-    def _write(self, claims: frozenset[int], stopped: bool = False) -> bool:
-        try:
-            if self._lease is None:
-                self._lease = self.api.get(LEASE_API_VERSION, LEASE_KIND, self.name, self.namespace)
-            body = self._body(claims, stopped)
-            if self._lease is None:
-                self._lease = self.api.create(body)
-            else:
-                self._lease = self.api.update(body)
-            return True
-        except ClusterError as err:
-            self._lease = None  # read it again next time (a 409 means it changed)
-            log.warning(
-                "shard %s: cannot write Lease %s/%s: %s",
-                self.identity,
-                self.namespace,
-                self.name,
-                err,
-            )
-            return False
-
+    # -- leaving -------------------------------------------------------------------------
     def release(self) -> None:
         """Leave the group (after in-flight reconciles ended): delete our Lease, so the
         others take over at their next round instead of after ``lease_duration``. Buckets
@@ -433,7 +321,7 @@ class Sharding:
             self._desired = frozenset()
         self._stopped = True
         if busy:
-            self._write(self._claims())
+            self.lease.write(self._claims())
             log.warning(
                 "shard %s: reconciles of buckets %s still running: Lease %s/%s left to expire",
                 self.identity,
@@ -441,47 +329,20 @@ class Sharding:
                 self.namespace,
                 self.name,
             )
-        elif self._delete_own():
+        elif self.lease.delete():
             log.info(
                 "shard %s: left the group, deleted Lease %s/%s",
                 self.identity,
                 self.namespace,
                 self.name,
             )
-        elif self._write(frozenset(), stopped=True):
+        elif self.lease.write(frozenset(), stopped=True):
             log.info(
                 "shard %s: left the group, Lease %s/%s marked stopped",
                 self.identity,
                 self.namespace,
                 self.name,
             )
-
-    def _delete_own(self) -> bool:
-        try:
-            lease = self._lease or self.api.get(
-                LEASE_API_VERSION, LEASE_KIND, self.name, self.namespace
-            )
-            if lease is None:
-                return True
-            self.api.delete(
-                LEASE_API_VERSION,
-                LEASE_KIND,
-                self.name,
-                self.namespace,
-                resource_version=(lease.get("metadata") or {}).get("resourceVersion"),
-            )
-        except ClusterError as err:
-            log.warning(
-                "shard %s: cannot delete Lease %s/%s: %s",
-                self.identity,
-                self.namespace,
-                self.name,
-                err,
-            )
-            self._lease = None
-            return False
-        self._lease = None
-        return True
 
 
 class Reconciles(Protocol):
