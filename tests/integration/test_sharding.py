@@ -495,3 +495,29 @@ def test_oper8d_run_sharding_processes_share_crs_by_uid_and_survive_a_sigkill(
         finally:
             launcher.stop_all()
             print(launcher.logs())
+
+
+def test_a_lease_renewed_after_it_was_read_is_not_deleted(envtest: Environment) -> None:
+    """The precondition a survivor's delete of an expired Lease carries, on the real API
+    server: the version it read, refused (409) once the holder renewed."""
+    from oper8d.errors import ClusterError
+
+    with envtest.api_client() as api_client:
+        api = KubeCluster(api_client, field_manager="test")
+        name = f"renewed-{uuid.uuid4().hex[:6]}"
+        lease = {
+            "apiVersion": LEASE[0],
+            "kind": LEASE[1],
+            "metadata": {"name": name, "namespace": LEASE_NS},
+            "spec": {"holderIdentity": "peer", "leaseDurationSeconds": 3},
+        }
+        read = api.create(lease)
+        renewed = api.update({**read, "spec": {**read["spec"], "leaseDurationSeconds": 4}})
+        stale = read["metadata"]["resourceVersion"]
+        with pytest.raises(ClusterError) as refused:
+            api.delete(*LEASE, name, LEASE_NS, resource_version=stale)
+        assert refused.value.status == 409
+        assert api.get(*LEASE, name, LEASE_NS) is not None
+        current = renewed["metadata"]["resourceVersion"]
+        assert api.delete(*LEASE, name, LEASE_NS, resource_version=current) is True
+        assert api.get(*LEASE, name, LEASE_NS) is None

@@ -424,3 +424,27 @@ def test_the_gate_reconciles_only_held_buckets_and_holds_a_bucket_while_it_works
         b.tick()
         clock.advance(2)
     assert moving in working(b)
+
+
+def test_a_cr_gated_out_during_a_handover_is_requeued_and_counted_as_such(tmp_path: Any) -> None:
+    from bundles import NAMESPACE, build, configmap
+    from test_runtime_controller import Rig
+
+    from oper8d.runtime.sharding import GatedReconciler
+
+    rig = Rig(build(tmp_path, "components:\n" + configmap("web")).controllers[0])
+    a = replica(FakeLeases(), rig.clock, "a")
+    rig.controller.reconciler = GatedReconciler(rig.reconciler, a)
+    a.tick()  # claimed, not yet held
+    rig.crs.emit("ADDED", rig.create_cr())
+    assert rig.run_ready() == 1
+    assert rig.reconciler.names == []  # not touched...
+    assert (rig.reconciles("requeue"), rig.reconciles("success")) == (1, 0)  # ...nor a success
+    rig.clock.advance(a.retry_period - 0.1)
+    assert rig.run_ready() == 0
+    rig.clock.advance(0.1)
+    a.tick()  # the claim is confirmed: held
+    assert a.accepts({"metadata": {"namespace": NAMESPACE}})
+    assert rig.run_ready() == 1  # looked at again after retry_period, and reconciled
+    assert rig.reconciler.names == ["demo"]
+    assert rig.reconciles("success") == 1
