@@ -76,8 +76,8 @@ def _extra_kinds(
     metavar="NS",
     callback=_namespace,
     help="The operator's namespace: its ServiceAccount, Deployment and leader-election "
-    "Lease (default: <bundle name>-system). Created by the manifests unless it is "
-    "'default' or kube-*.",
+    "Lease, or shard Leases with --sharding (default: <bundle name>-system). Created by the "
+    "manifests unless it is 'default' or kube-*.",
 )
 @click.option(
     "--watch-namespace",
