@@ -76,8 +76,8 @@ def _extra_kinds(
     metavar="NS",
     callback=_namespace,
     help="The operator's namespace: its ServiceAccount, Deployment and leader-election "
-    "Lease (default: <bundle name>-system). Created by the manifests unless it is "
-    "'default' or kube-*.",
+    "Lease, or shard Leases with --sharding (default: <bundle name>-system). Created by the "
+    "manifests unless it is 'default' or kube-*.",
 )
 @click.option(
     "--watch-namespace",
@@ -105,6 +105,19 @@ def _extra_kinds(
     help="Grant the operator a kind the bundle renders without naming it literally "
     "(a templated kind:), e.g. --extra-kind batch/v1/CronJob. Repeatable.",
 )
+@click.option(
+    "--sharding",
+    is_flag=True,
+    help="The replicas share the CRs (oper8d run --sharding, one Lease each in the operator's "
+    "namespace) instead of electing a leader; the Role on Leases is the one sharding needs.",
+)
+@click.option(
+    "--replicas",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Replicas of the Deployment (default: 2, a warm standby; 3 with --sharding).",
+)
 def manifests(
     bundle: str,
     output_dir: str | None,
@@ -113,18 +126,22 @@ def manifests(
     watch_namespaces: tuple[str, ...],
     bundle_from: str,
     extra_kinds: tuple[tuple[str, str], ...],
+    sharding: bool,
+    replicas: int | None,
 ) -> None:
     """Generate everything that deploys the operator of BUNDLE with kubectl apply.
 
     The bundle's CRDs and the TemporaryPatch CRD, a ServiceAccount, RBAC with only the
     verbs the operator uses on the kinds the bundle deploys, the bundle ConfigMap and a
-    Deployment of two replicas with leader election.
+    Deployment of two replicas with leader election (or, with --sharding, of three that
+    share the CRs).
 
     \b
     Examples:
       oper8d manifests examples/operators/webapp | kubectl apply -f -
       oper8d manifests examples/operators/webapp -o deploy/ && kubectl apply -k deploy/
       oper8d manifests BUNDLE --watch-namespace team-a --watch-namespace team-b
+      oper8d manifests BUNDLE --sharding --replicas 4
 
     Kinds a template computes at render time cannot be read from the bundle: the output
     names the resources that do so (as comments, and on stderr); add their kinds with
@@ -146,6 +163,8 @@ def manifests(
         watch_namespaces=tuple(sorted(set(watch_namespaces))),
         bundle_from=bundle_from,  # type: ignore[arg-type]
         extra_kinds=extra_kinds,
+        sharding=sharding,
+        replicas=replicas if replicas is not None else (3 if sharding else 2),
     )
     try:
         objects = operator_manifests(b, options)

@@ -339,15 +339,26 @@ class KubeCluster:
         namespace: str | None = None,
         *,
         propagation: Propagation = "Background",
+        resource_version: str | None = None,
     ) -> bool:
+        """``resource_version``: delete only the object at that version (a 409 otherwise),
+        as sharding deletes a peer's Lease it judged expired."""
         check_propagation(propagation)
         res = self.resource(api_version, kind)
+        body = None
+        if resource_version is not None:
+            body = {
+                "apiVersion": "v1",
+                "kind": "DeleteOptions",
+                "preconditions": {"resourceVersion": resource_version},
+            }
         try:
             self._send(
                 "delete",
                 "DELETE",
                 res.object_path(name, namespace),
                 query=[("propagationPolicy", propagation)],
+                body=body,
             )
         except ClusterError as err:
             if err.status == 404:

@@ -2,7 +2,8 @@
 
 The Deployment runs ``oper8d run /bundle`` (the image's entrypoint is ``oper8d``, see the
 Dockerfile) with leader election, so ``replicas: 2`` gives a warm standby: both replicas
-fill their informer caches and pass ``/readyz``, only the Lease holder reconciles. The
+fill their informer caches and pass ``/readyz``, only the Lease holder reconciles; or with
+sharding, where every replica reconciles its share of the CRs (``runtime.sharding``). The
 Pod meets the ``restricted`` Pod Security profile: non-root (65532, the image's user),
 read-only root filesystem (``/tmp`` is an emptyDir), no privilege escalation, every
 capability dropped, the runtime's default seccomp profile.
@@ -52,13 +53,14 @@ def service_account(name: str, namespace: str, labels: Mapping[str, str]) -> dic
     }
 
 
-def container_args(watch_namespaces: Sequence[str]) -> list[str]:
+def container_args(watch_namespaces: Sequence[str], sharding: bool = False) -> list[str]:
     """``oper8d`` arguments: run the mounted bundle, watch the namespaces, elect a leader
-    with the Lease in the Pod's own namespace."""
+    (or, ``sharding``, share the CRs) with the Lease(s) in the Pod's own namespace."""
     args = ["run", BUNDLE_MOUNT]
     for ns in watch_namespaces:
         args += ["--namespace", ns]
-    return [*args, "--leader-elect", "--leader-election-namespace", "$(POD_NAMESPACE)"]
+    mode = "--sharding" if sharding else "--leader-elect"
+    return [*args, mode, "--leader-election-namespace", "$(POD_NAMESPACE)"]
 
 
 def operator_deployment(
@@ -72,8 +74,11 @@ def operator_deployment(
     watch_namespaces: Sequence[str] = (),
     bundle: BundleConfigMap | None = None,
     replicas: int = 2,
+    sharding: bool = False,
 ) -> dict[str, Any]:
     """The Deployment of the operator. ``bundle`` None: the image carries it at /bundle.
+    ``sharding``: the replicas share the CRs (``oper8d run --sharding``) instead of
+    electing one leader.
 
     ``selector`` labels must be among ``labels`` and stay fixed across versions (a
     Deployment's selector cannot change).
@@ -81,7 +86,7 @@ def operator_deployment(
     container: dict[str, Any] = {
         "name": CONTAINER_NAME,
         "image": image,
-        "args": container_args(watch_namespaces),
+        "args": container_args(watch_namespaces, sharding),
         "env": [
             {
                 "name": "POD_NAMESPACE",

@@ -24,7 +24,11 @@ tests/integration/test_rbac_minimal.py shows on a real API server that each verb
   kind) and for each ``lookup()`` of a literal, namespaced kind other than Secret in the
   CR's namespace;
 * the leader-election Lease, in the operator's namespace only: ``get/update`` of the
-  Lease by name and ``create``.
+  Lease by name and ``create``; or, with sharding (``oper8d run --sharding``), the shard
+  group's Leases in that namespace: ``get/list/create/update/delete`` (``runtime.sharding``:
+  each replica creates, reads and renews its own Lease, named after its Pod so no
+  ``resourceNames`` can pin it, lists the group's, and deletes its own on a graceful stop
+  and a dead peer's once expired; no watch).
 
 Kinds computed while rendering (a templated ``kind:``) cannot be known here: they are
 listed in ``Permissions.notes`` and can be added with ``extra_kinds``. No
@@ -73,6 +77,8 @@ SUBRESOURCE_WRITE = frozenset({"update"})
 SECRET_RANDOMS = frozenset({"get", "create", "patch"})
 EVENT_WRITE = frozenset({"create"})
 LEASE_BY_NAME = frozenset({"get", "update"})
+#: what ``runtime.sharding`` does on the Leases of its group (one namespace)
+SHARD_LEASES = frozenset({"get", "list", "create", "update", "delete"})
 
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 
@@ -174,6 +180,12 @@ def lease_grants(lease_name: str) -> tuple[Grant, ...]:
     )
 
 
+def shard_lease_grants() -> tuple[Grant, ...]:
+    """Sharding: every verb ``runtime.sharding`` uses on Leases (see the module docstring);
+    granted in the operator's namespace only."""
+    return (Grant("coordination.k8s.io", "leases", _ordered(SHARD_LEASES), True),)
+
+
 def policy_rules(grants: Iterable[Grant]) -> list[dict[str, Any]]:
     """RBAC PolicyRules: grants with the same group, verbs and names share one rule;
     rules sorted (group, resources, names, verbs), so the output does not depend on the
@@ -203,9 +215,12 @@ def rbac_objects(
     lease_name: str,
     watch_namespaces: Sequence[str] = (),
     labels: Mapping[str, str] | None = None,
+    sharding: bool = False,
 ) -> list[dict[str, Any]]:
     """The Roles, ClusterRoles and bindings that give ``service_account`` (in
-    ``namespace``) ``permissions``: cluster-wide, or in each of ``watch_namespaces``."""
+    ``namespace``) ``permissions``: cluster-wide, or in each of ``watch_namespaces``; and
+    in ``namespace`` the Lease Role, of leader election or (``sharding``) of the shard
+    group's Leases."""
     subject = {"kind": "ServiceAccount", "name": service_account, "namespace": namespace}
     labels = dict(labels or {})
     objects: list[dict[str, Any]] = []
@@ -222,9 +237,14 @@ def rbac_objects(
         grants = [*(everywhere if ns in watched else []), *pinned]
         if grants or ns in watched:
             objects += _role_and_binding("", name, ns, grants, subject, labels)
-    objects += _role_and_binding(
-        "", f"{name}-leader-election", namespace, lease_grants(lease_name), subject, labels
-    )
+    if sharding:
+        objects += _role_and_binding(
+            "", f"{name}-shards", namespace, shard_lease_grants(), subject, labels
+        )
+    else:
+        objects += _role_and_binding(
+            "", f"{name}-leader-election", namespace, lease_grants(lease_name), subject, labels
+        )
     return objects
 
 

@@ -10,6 +10,15 @@ one; an exact apiVersion is preferred) when the request is within the informer's
 * an informer with a label selector serves lists whose selector implies its own, and gets
   of objects it holds; anything else goes to the API server.
 
+With sharding (``runtime.sharding``) an informer holds one slice of the hash space only,
+so a read outside it must not be answered from it: an object it holds is served only when
+it is in the informer's ``complete_slice``; a miss is final only when the slice decides it
+(sharding by namespace, the namespace's bucket in the slice), and a list only when it is
+of one namespace in the slice. Anything else goes to the API server: a template reading a
+CR of another shard sees it. The controller's own read of the CR it is about to reconcile
+uses ``within_shards()`` instead: a CR outside this replica's slice is not its to
+reconcile, so it reads as absent without a request.
+
 Every write goes to the API server and the object it returns is handed to the informers
 of that kind (``observe_write``), so the next reconcile reads its own writes before the
 watch event arrives. Deletes are not reflected until the watch reports them.
@@ -28,6 +37,7 @@ from oper8d.cluster.base import Cluster, Method, Propagation
 from oper8d.cluster.selectors import as_selector
 from oper8d.kinds import group_of
 from oper8d.objects import Obj
+from oper8d.runtime.hashing import ShardSlice
 
 if TYPE_CHECKING:
     from oper8d.cluster.kube_discovery import Resource
@@ -44,6 +54,11 @@ class CacheSource(Protocol):
     namespace: str | None
     #: None: every object of the kind
     label_selector: str | None
+
+    @property
+    def complete_slice(self) -> ShardSlice | None:
+        """The shard slice the informer holds every object of (None: not sharded)."""
+        ...
 
     def has_synced(self) -> bool: ...
 
@@ -68,6 +83,16 @@ class ApiServer(Cluster, Protocol):
         ...
 
 
+def _decides(shard: ShardSlice, namespace: str | None) -> bool:
+    """Whether every object of ``namespace`` is in ``shard`` (so the informer holding that
+    slice holds them all): only when sharding by namespace, for one namespace."""
+    return (
+        shard.key == "namespace"
+        and namespace is not None
+        and shard.contains({"metadata": {"namespace": namespace}})
+    )
+
+
 def _requirements(selector: str | None) -> frozenset[tuple[str, str, tuple[str, ...]]]:
     return frozenset(
         (r.key, r.operator, tuple(sorted(r.values))) for r in as_selector(selector).requirements
@@ -88,11 +113,27 @@ def _implies(wanted: frozenset[tuple[str, str, tuple[str, ...]]], selector: str)
 class CachedCluster:
     """A ``Cluster`` reading through informers; see the module docstring."""
 
-    def __init__(self, cluster: ApiServer, informers: Mapping[tuple[str, str], CacheSource]):
+    def __init__(
+        self,
+        cluster: ApiServer,
+        informers: Mapping[tuple[str, str], CacheSource],
+        *,
+        within_shards: bool = False,
+    ):
+        """``within_shards``: what a sharded informer does not hold reads as absent
+        (see ``within_shards()``)."""
         self.cluster = cluster
+        self._within_shards = within_shards
+        self._sources = dict(informers)
         self._informers: dict[tuple[str, str], list[CacheSource]] = {}
         for (api_version, kind), informer in informers.items():
             self._informers.setdefault((group_of(api_version), kind), []).append(informer)
+
+    def within_shards(self) -> CachedCluster:
+        """This cache, but reads of objects outside a sharded informer's slice answer
+        "absent" without asking the API server: the controller's read of a queued CR,
+        which another replica reconciles when it is not in ours."""
+        return CachedCluster(self.cluster, self._sources, within_shards=True)
 
     # -- reads ---------------------------------------------------------------------------
     def get(
@@ -106,6 +147,13 @@ class CachedCluster:
             if informer.namespace is not None and informer.namespace != scope:
                 continue
             obj = informer.get(name, scope)
+            shard = informer.complete_slice
+            if shard is not None:
+                if obj is not None and shard.contains(obj):
+                    return obj
+                if not informer.label_selector and (self._within_shards or _decides(shard, scope)):
+                    return None
+                continue
             if obj is not None or not informer.label_selector:
                 return obj
         return self.cluster.get(api_version, kind, name, namespace)
@@ -123,6 +171,11 @@ class CachedCluster:
             if informer.namespace is not None and informer.namespace != scope:
                 continue
             if informer.label_selector and not _implies(wanted, informer.label_selector):
+                continue
+            shard = informer.complete_slice
+            if shard is not None and not _decides(shard, scope):
+                if self._within_shards:
+                    return [o for o in informer.list(scope, label_selector) if shard.contains(o)]
                 continue
             return informer.list(scope, label_selector)
         return self.cluster.list(api_version, kind, namespace, label_selector)

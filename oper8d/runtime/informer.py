@@ -78,6 +78,8 @@ class _Replace:
 
     items: list[Obj]
     resource_version: str
+    #: the slice the list asked for (None: everything)
+    shard: ShardSlice | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,7 @@ class Informer:
         self._sleep = sleep or self._stopping.wait
         self._first_watch_from = first_watch_from
         self._shard = shard
+        self._listed_shard: ShardSlice | None = shard  # the last applied list's (dispatcher)
         self._relist = False
         self._transform = transform or (lambda obj: obj)
 
@@ -259,6 +262,17 @@ class Informer:
         if stream is not None:
             stream.close()
 
+    @property
+    def complete_slice(self) -> ShardSlice | None:
+        """The slice the store holds every object of (None: unsharded, all of them): the
+        one the last applied list asked for, within the current one. Right after
+        ``set_shard`` a bucket just added is not in it until its list arrives."""
+        with self._lock:
+            listed, current = self._listed_shard, self._shard
+        if current is None or listed is None:
+            return current if listed is None else listed
+        return ShardSlice(current.key, current.buckets & listed.buckets)
+
     def _in_shard(self, obj: Obj) -> bool:
         shard = self._shard
         return shard is None or shard.contains(obj)
@@ -299,6 +313,7 @@ class Informer:
             try:
                 if self._version is None or self._relist:
                     self._relist = False
+                    shard = self._shard
                     items, version = self._cluster.list_with_version(
                         self.api_version,
                         self.kind,
@@ -307,7 +322,7 @@ class Informer:
                         **self._shard_query(),
                     )
                     items = [self._transform(o) for o in items if self._in_shard(o)]
-                    self._events.put(_Replace(items, version))
+                    self._events.put(_Replace(items, version, shard))
                     self._version, self._failures, from_fresh_list = version, 0, True
                     if first_watch_from is not None:
                         self._version, first_watch_from = first_watch_from, None
@@ -427,6 +442,7 @@ class Informer:
                 ("DELETED", old, old) for key, old in self._seen.items() if key not in listed
             ]
             self._seen = dict(listed)
+            self._listed_shard = listing.shard
             list_version = {"metadata": {"resourceVersion": listing.resource_version}}
             for key in set(self._store.keys()) | set(listed):
                 stored = self._store.get(key)

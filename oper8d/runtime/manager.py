@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from oper8d.bundle.model import Bundle
+from oper8d.cluster.base import Propagation
 from oper8d.engine.fingerprint import ChangeTracker
 from oper8d.engine.reconcile import Reconciler, ReconcilerOptions
 from oper8d.errors import ClusterError
@@ -55,6 +56,21 @@ class ManagedApi(ListWatch, ApiServer, Protocol):
 
     #: ``on_request(verb, http_code)`` after every request (code None: unreachable)
     on_request: Callable[[str, int | None], None] | None
+    #: "apiVersion/kind" -> whether the server applied a ``shardSelector`` to its lists
+    shard_selector_honoured: dict[str, bool]
+
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation: Propagation = "Background",
+        resource_version: str | None = None,
+    ) -> bool:
+        """``resource_version``: a precondition (sharding deletes expired peers' Leases)."""
+        ...
 
 
 class Manager:
@@ -80,6 +96,9 @@ class Manager:
         self._servers: list[ProbeServer] = []
         self.elector: LeaderElector | None = None
         self.sharding: Sharding | None = self._sharding() if opts.sharding else None
+        if self.sharding is not None:
+            self.metrics.shard_server_side.set_function(self._server_side)
+            self.metrics.shard_crs.set_function(self._shard_crs)
         self._sharded: list[Informer] = []
         self._build()
 
@@ -109,17 +128,24 @@ class Manager:
 
     def _server_side(self) -> float:
         """1 when the API server honoured shardSelector for every CR kind listed so far."""
-        seen: dict[str, bool] = getattr(self.api, "shard_selector_honoured", None) or {}
+        seen = self.api.shard_selector_honoured
         cr_kinds = [f"{c.resource.api_version}/{c.resource.kind}" for c in self.bundle.controllers]
         known = [seen[k] for k in cr_kinds if k in seen]
         return 1.0 if known and all(known) else 0.0
+
+    def _shard_crs(self) -> float:
+        """CRs this replica works on now (read when the metrics are scraped)."""
+        sharding = self.sharding
+        if sharding is None:
+            return 0.0
+        crs = [cr for c in self.controllers for inf in c.cr_informers for cr in inf.list()]
+        return float(sum(1 for cr in crs if sharding.accepts(cr)))
 
     def _on_shard_change(self, sharding: Sharding) -> None:
         wanted = sharding.wanted()
         for inf in self._sharded:
             inf.set_shard(wanted)
         self.metrics.set_shard(sharding.members, len(sharding.held), None)
-        self.metrics.shard_server_side.set_function(self._server_side)
         if self._leading.is_set():
             for c in self.controllers:
                 c.enqueue_all()  # CRs of buckets just taken; the gate skips the others
@@ -179,6 +205,8 @@ class Manager:
             plan.append((spec, cr_infs, owned))
         self.cache = CachedCluster(self.api, {k: v[0] for k, v in by_kind.items()})
         schemas = opts.schemas or KubeSchemas.builtin()  # one load serves every controller
+        # a queued CR outside this replica's shard reads as gone (runtime.cache)
+        cr_reads = self.cache.within_shards() if self.sharding else self.cache
         for spec, cr_infs, owned in plan:
             # skips unchanged CRs (engine.fingerprint); opt-in, see ManagerOptions
             changes = ChangeTracker(clock=opts.clock) if opts.skip_unchanged else None
@@ -201,7 +229,7 @@ class Manager:
                 ControllerRuntime(
                     bundle=self.bundle,
                     spec=spec,
-                    cluster=self.cache,
+                    cluster=cr_reads,
                     reconciler=GatedReconciler(reconciler, self.sharding)
                     if self.sharding
                     else reconciler,

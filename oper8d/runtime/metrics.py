@@ -16,7 +16,8 @@ Exposed families:
 - ``oper8d_leader`` (1 while this process leads)
 - with sharding: ``oper8d_shard_members`` (live replicas seen), ``oper8d_shard_buckets``
   (hash buckets this replica works on), ``oper8d_shard_member{identity}`` (1 per live
-  replica), ``oper8d_shard_server_side`` (1 when the API server honours shardSelector)
+  replica), ``oper8d_shard_server_side`` (1 when the API server honours shardSelector),
+  ``oper8d_shard_crs`` (CRs in the buckets this replica works on)
 - ``process_*``, ``python_*`` (the process and interpreter, unless ``runtime_collectors=False``)
 """
 
@@ -140,6 +141,11 @@ class Metrics:
         self.shard_server_side = Gauge(
             "oper8d_shard_server_side",
             "1 when the API server filters the CR lists and watches by shard, 0 when we do.",
+            registry=self.registry,
+        )
+        self.shard_crs = Gauge(
+            "oper8d_shard_crs",
+            "CRs in the hash buckets this replica works on now (sharding only).",
             registry=self.registry,
         )
         self._controllers: set[str] = set()

@@ -21,6 +21,13 @@ buckets its holder *claims* (those it works on, and those it is about to). A rep
 3. drops every bucket when it could not renew its Lease for ``renew_deadline``, which is
    shorter than the ``lease_duration`` the others wait before ignoring its claims.
 
+Leaving: a replica that stops gracefully (``release()``, after its in-flight reconciles
+ended) deletes its Lease, so the others take its buckets at their next round. The Lease of
+a replica that died is deleted by a survivor once it has not changed for ``lease_duration``
+plus ``gc_grace`` seconds; the delete carries the resourceVersion that was judged expired
+as a precondition, so a Lease its holder renewed in the meantime is never deleted (and its
+claims never vanish under it).
+
 ``tick()`` is one round and is what the unit tests drive with a FakeClock; ``run()`` loops
 it. ``enter()``/``leave()`` bracket each reconcile (``GatedReconciler``).
 """
@@ -29,11 +36,9 @@ from __future__ import annotations
 
 import collections
 import logging
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Protocol
 
 from oper8d.clock import Clock, SystemClock
@@ -41,34 +46,25 @@ from oper8d.engine.reconcile import ReconcileResult
 from oper8d.errors import ClusterError
 from oper8d.objects import Obj
 from oper8d.runtime.hashing import (
+    BUCKETS,
     ShardKey,
     ShardSlice,
     assign,
     bucket_of,
     format_buckets,
-    parse_buckets,
 )
-from oper8d.runtime.leaderelection import LEASE_API_VERSION, LEASE_KIND, LeaseClient
+from oper8d.runtime.shardlease import (
+    GROUP_LABEL,
+    OwnLease,
+    ShardLeases,
+    delete_peer,
+    lease_name,
+    read_group,
+)
 
-__all__ = ["GatedReconciler", "ShardLeases", "Sharding"]
+__all__ = ["GROUP_LABEL", "GatedReconciler", "ShardLeases", "Sharding", "lease_name"]
 
 log = logging.getLogger("oper8d.sharding")
-
-GROUP_LABEL = "oper8d.io/shard-group"
-CLAIMS_ANNOTATION = "oper8d.io/shard-claims"
-STOPPED_ANNOTATION = "oper8d.io/shard-stopped"
-
-
-class ShardLeases(LeaseClient, Protocol):
-    """The Lease client of the leader elector, plus a list by label (``KubeCluster``)."""
-
-    def list(
-        self,
-        api_version: str,
-        kind: str,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-    ) -> list[Obj]: ...
 
 
 @dataclass(frozen=True)
@@ -77,17 +73,6 @@ class Member:
 
     identity: str
     claims: frozenset[int]
-
-
-def lease_name(group: str, identity: str) -> str:
-    """A valid Lease name for ``identity`` in ``group``."""
-    tail = re.sub(r"[^a-z0-9.-]+", "-", identity.lower()).strip("-.") or "replica"
-    return f"{group}-{tail}"[:253]
-
-
-def _micro_time(clock: Clock) -> str:
-    now: datetime = clock.now()
-    return now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class Sharding:
@@ -104,6 +89,7 @@ class Sharding:
         lease_duration: float = 15.0,
         renew_deadline: float = 10.0,
         retry_period: float = 2.0,
+        gc_grace: float | None = None,
         clock: Clock | None = None,
         on_change: Callable[[Sharding], None] | None = None,
     ):
@@ -120,9 +106,20 @@ class Sharding:
         self.lease_duration = lease_duration
         self.renew_deadline = renew_deadline
         self.retry_period = retry_period
+        #: a dead peer's Lease is deleted after lease_duration + gc_grace (default: one more
+        #: lease_duration)
+        self.gc_grace = lease_duration if gc_grace is None else gc_grace
         self.clock = clock or SystemClock()
         self.on_change = on_change
-        self.name = lease_name(group, identity)
+        self.lease = OwnLease(
+            api,
+            group=group,
+            namespace=namespace,
+            identity=identity,
+            lease_duration=lease_duration,
+            clock=self.clock,
+        )
+        self.name = self.lease.name
         self._lock = threading.Lock()
         self._held: set[int] = set()
         self._releasing: set[int] = set()
@@ -131,7 +128,6 @@ class Sharding:
         self._in_flight: collections.Counter[int] = collections.Counter()
         self._members: tuple[str, ...] = (identity,)
         # run()/tick() thread only
-        self._lease: Obj | None = None
         self._renewed_at: float | None = None
         self._seen: dict[str, tuple[str, float]] = {}  # lease name -> (record, observed at)
         self._stopped = False
@@ -148,6 +144,7 @@ class Sharding:
             return bucket
 
     def leave(self, bucket: int) -> None:
+        """End the work ``enter`` allowed on ``bucket``."""
         with self._lock:
             self._in_flight[bucket] -= 1
 
@@ -191,11 +188,14 @@ class Sharding:
             stop.wait(self.retry_period)
 
     def tick(self) -> None:
-        """One round: renew our Lease, read the others, then claim, confirm and release."""
+        """One round: renew our Lease, read the others, then claim, confirm and release
+        (nothing once ``release()`` was called)."""
+        if self._stopped:
+            return
         now = self.clock.monotonic()
         with self._lock:
             written = frozenset(self._claiming)
-        if self._write(self._claims()):
+        if self.lease.write(self._claims()):
             with self._lock:
                 self._renewed_at = now
         else:
@@ -206,7 +206,7 @@ class Sharding:
             return
         changed = self._decide(peers, written)
         if changed:
-            self._write(self._claims())  # publish released buckets at once
+            self.lease.write(self._claims())  # publish released buckets at once
             if self.on_change is not None:
                 self.on_change(self)
 
@@ -240,10 +240,23 @@ class Sharding:
             after = (frozenset(self._held), frozenset(self._desired), self._members)
         if before[2] != members:
             log.info("shard members of %s: %s", self.group, ", ".join(members))
+        held = len(after[0])
         if acquired:
-            log.info("shard %s: took buckets %s", self.identity, format_buckets(acquired))
+            log.info(
+                "shard %s: took buckets %s (holds %d of %d)",
+                self.identity,
+                format_buckets(acquired),
+                held,
+                BUCKETS,
+            )
         if released:
-            log.info("shard %s: handed over buckets %s", self.identity, format_buckets(released))
+            log.info(
+                "shard %s: handed over buckets %s (holds %d of %d)",
+                self.identity,
+                format_buckets(released),
+                held,
+                BUCKETS,
+            )
         return before != after
 
     def _claims(self) -> frozenset[int]:
@@ -272,87 +285,64 @@ class Sharding:
 
     def _read_peers(self, now: float) -> dict[str, Member] | None:
         try:
-            leases = self.api.list(
-                LEASE_API_VERSION, LEASE_KIND, self.namespace, f"{GROUP_LABEL}={self.group}"
-            )
+            leases = read_group(self.api, self.namespace, self.group)
         except ClusterError as err:
             log.warning("shard %s: cannot list the group's Leases: %s", self.identity, err)
             return None
         peers: dict[str, Member] = {}
-        names = set()
         for lease in leases:
-            meta, spec = lease.get("metadata") or {}, lease.get("spec") or {}
-            name, identity = meta.get("name", ""), spec.get("holderIdentity") or ""
-            names.add(name)
-            if name == self.name or not identity or identity == self.identity:
+            if lease.name == self.name or not lease.identity or lease.identity == self.identity:
                 continue
-            annotations = meta.get("annotations") or {}
-            record = str(meta.get("resourceVersion") or spec.get("renewTime"))
-            seen = self._seen.get(name)
-            if seen is None or seen[0] != record:
-                self._seen[name] = seen = (record, now)
-            if annotations.get(STOPPED_ANNOTATION) or now - seen[1] > self.lease_duration:
+            seen = self._seen.get(lease.name)
+            if seen is None or seen[0] != lease.record:
+                self._seen[lease.name] = seen = (lease.record, now)
+            unchanged = now - seen[1]
+            forgotten = lease.stopped or unchanged > self.lease_duration + self.gc_grace
+            if forgotten and delete_peer(self.api, self.namespace, lease, by=self.identity):
+                del self._seen[lease.name]
+            if lease.stopped or unchanged > self.lease_duration:
                 continue
-            peers[identity] = Member(identity, parse_buckets(annotations.get(CLAIMS_ANNOTATION)))
-        for gone in set(self._seen) - names:
+            peers[lease.identity] = Member(lease.identity, lease.claims)
+        for gone in set(self._seen) - {lease.name for lease in leases}:
             del self._seen[gone]
         return peers
 
-    # -- our Lease -----------------------------------------------------------------------
-    def _body(self, claims: frozenset[int], stopped: bool = False) -> Obj:
-        annotations = {CLAIMS_ANNOTATION: format_buckets(claims)}
-        if stopped:
-            annotations[STOPPED_ANNOTATION] = "true"
-        base = self._lease or {
-            "apiVersion": LEASE_API_VERSION,
-            "kind": LEASE_KIND,
-            "metadata": {"name": self.name, "namespace": self.namespace},
-            "spec": {"acquireTime": _micro_time(self.clock)},
-        }
-        meta = dict(base["metadata"])
-        meta["labels"] = {**(meta.get("labels") or {}), GROUP_LABEL: self.group}
-        meta["annotations"] = {
-            k: v for k, v in (meta.get("annotations") or {}).items() if k != STOPPED_ANNOTATION
-        } | annotations
-        spec = dict(base.get("spec") or {})
-        spec.update(
-            holderIdentity=self.identity,
-            leaseDurationSeconds=int(self.lease_duration),
-            renewTime=_micro_time(self.clock),
-        )
-        return {**base, "metadata": meta, "spec": spec}
-
-    def _write(self, claims: frozenset[int], stopped: bool = False) -> bool:
-        try:
-            if self._lease is None:
-                self._lease = self.api.get(LEASE_API_VERSION, LEASE_KIND, self.name, self.namespace)
-            body = self._body(claims, stopped)
-            if self._lease is None:
-                self._lease = self.api.create(body)
-            else:
-                self._lease = self.api.update(body)
-            return True
-        except ClusterError as err:
-            self._lease = None  # read it again next time (a 409 means it changed)
-            log.warning(
-                "shard %s: cannot write Lease %s/%s: %s",
-                self.identity,
-                self.namespace,
-                self.name,
-                err,
-            )
-            return False
-
+    # -- leaving -------------------------------------------------------------------------
     def release(self) -> None:
-        """Give up every bucket and mark our Lease stopped (after in-flight reconciles
-        ended), so the others take over at once instead of after ``lease_duration``."""
+        """Leave the group (after in-flight reconciles ended): delete our Lease, so the
+        others take over at their next round instead of after ``lease_duration``. Buckets
+        with reconciles still running stay claimed: the Lease then expires as a dead
+        replica's would. No round runs after this."""
         with self._lock:
             busy = {b for b, n in self._in_flight.items() if n > 0}
             self._held &= busy
             self._releasing = set(self._held)
             self._claiming.clear()
-        if self._write(self._claims(), stopped=not busy):
-            log.info("shard %s: released Lease %s/%s", self.identity, self.namespace, self.name)
+            self._desired = frozenset()
+        self._stopped = True
+        if busy:
+            self.lease.write(self._claims())
+            log.warning(
+                "shard %s: reconciles of buckets %s still running: Lease %s/%s left to expire",
+                self.identity,
+                format_buckets(busy),
+                self.namespace,
+                self.name,
+            )
+        elif self.lease.delete():
+            log.info(
+                "shard %s: left the group, deleted Lease %s/%s",
+                self.identity,
+                self.namespace,
+                self.name,
+            )
+        elif self.lease.write(frozenset(), stopped=True):
+            log.info(
+                "shard %s: left the group, Lease %s/%s marked stopped",
+                self.identity,
+                self.namespace,
+                self.name,
+            )
 
 
 class Reconciles(Protocol):
@@ -370,8 +360,16 @@ class GatedReconciler:
     def reconcile_object(self, cr: Obj) -> ReconcileResult:
         bucket = self.sharding.enter(cr)
         if bucket is None:
-            log.debug("not reconciling %s: another replica's shard", cr["metadata"].get("name"))
-            return ReconcileResult(requeue_after=None)
+            # not ours now (a bucket in handover, or gone to another replica): look again
+            # after a round; a CR that left our informers is then not read again
+            meta = cr.get("metadata") or {}
+            log.debug(
+                "not reconciling %s/%s now: bucket %d is not held by this replica",
+                meta.get("namespace"),
+                meta.get("name"),
+                bucket_of(cr, self.sharding.key),
+            )
+            return ReconcileResult(requeue_after=self.sharding.retry_period)
         try:
             return self.inner.reconcile_object(cr)
         finally:

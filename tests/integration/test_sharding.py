@@ -7,7 +7,9 @@ custom resources: the Notes are filtered on our side there too.
 Every reconcile that passes a replica's shard gate is recorded (who, which CR, start, end):
 that audit shows that no CR is ever reconciled by two replicas at once. A "killed" replica
 stops working and renewing without giving up its Lease, as SIGKILL leaves it; its CRs must
-be reconciled by the others within the Lease duration plus one resync period.
+be reconciled by the others within the Lease duration plus one resync period, and its Lease
+is deleted by a survivor once expired (plus a grace period). A replica stopped gracefully
+deletes its Lease at once: its CRs move without waiting for the Lease to expire.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from oper8d.manifests.install import install_crds
 from oper8d.runtime.hashing import assign
 from oper8d.runtime.manager import Manager
 from oper8d.runtime.options import ManagerOptions
-from oper8d.runtime.sharding import GatedReconciler
+from oper8d.runtime.sharding import GatedReconciler, lease_name
 
 pytestmark = pytest.mark.integration
 
@@ -42,6 +44,9 @@ API = "shard.oper8d.io/v1alpha1"
 KIND = "Note"
 LEASE_DURATION = 3.0
 RESYNC = 5.0
+LEASE = ("coordination.k8s.io/v1", "Lease")
+#: the Managers' default shard group and Lease namespace
+GROUP, LEASE_NS = "notes-oper8d-shards", "default"
 
 OPERATOR = """\
 apiVersion: oper8d.io/v1alpha1
@@ -306,6 +311,13 @@ def test_three_replicas_share_the_crs_take_over_a_killed_one_and_make_room_for_a
     assert took <= LEASE_DURATION + RESYNC + 2.0, took
     wait_for("two replicas own every Note", lambda: fleet.settled(n), timeout=30)
     fleet.assert_never_twice_at_once()
+    # a survivor deletes the dead replica's Lease once expired (3 s) plus the grace (3 s)
+    dead = lease_name(GROUP, "r1")
+    wait_for(
+        "r1's Lease deleted",
+        lambda: fleet.admin.get(*LEASE, dead, LEASE_NS) is None,
+        timeout=2 * LEASE_DURATION + 5,
+    )
 
     # a third replica joins the two: about a third of the Notes move, never to two at once
     before = fleet.settled(n)
@@ -320,6 +332,23 @@ def test_three_replicas_share_the_crs_take_over_a_killed_one_and_make_room_for_a
     # and they still converge: change every Note, all ConfigMaps follow
     set_message(fleet, namespaces, "moved")
     wait_for("every Note applied again", lambda: all_ready(fleet, namespaces, "moved"), 120)
+    fleet.assert_never_twice_at_once()
+
+    # r3 stops gracefully: its Lease is gone at once, its Notes move before it could expire
+    leaving = {uid for uid, owner in after.items() if owner == "r3"}
+    fleet.managers.pop("r3").stop()
+    stopped_at = time.monotonic()
+    assert fleet.admin.get(*LEASE, lease_name(GROUP, "r3"), LEASE_NS) is None
+
+    def handed_over() -> bool | None:
+        with fleet.lock:
+            done = {r.uid for r in fleet.audit if r.start > stopped_at and r.who != "r3"}
+        return leaving <= done or None
+
+    wait_for("r3's Notes reconciled by the others", handed_over, timeout=30)
+    took = time.monotonic() - stopped_at
+    print(f"{len(leaving)} Notes of the stopped replica taken over in {took:.1f}s")
+    assert took < LEASE_DURATION, took
     fleet.assert_never_twice_at_once()
     cleanup(fleet, namespaces)
 
@@ -429,9 +458,66 @@ def test_oper8d_run_sharding_processes_share_crs_by_uid_and_survive_a_sigkill(
                 ),
                 timeout=10,
             )
+            # the killed replica's Lease is deleted by a survivor (expiry 3 s + grace 3 s)
+            group = "notes-oper8d-shards"
+            killed = lease_name(group, procs[1].identity)
+            wait_for(
+                "the killed replica's Lease deleted",
+                lambda: fleet.admin.get(*LEASE, killed, ns) is None,
+                timeout=2 * LEASE_DURATION + 5,
+            )
+            # SIGTERM: the replica deletes its own Lease as it stops, the last one takes
+            # every bucket without waiting for that Lease to expire
+            signalled = time.monotonic()
+            procs[2].terminate(timeout=30)
+            exited = time.monotonic() - signalled
+            # gone at once: a survivor would delete it only 6 s after its last renewal
+            assert fleet.admin.get(*LEASE, lease_name(group, procs[2].identity), ns) is None
+            wait_for(
+                "the last replica to hold every bucket",
+                lambda: procs[0].metric("oper8d_shard_buckets") == 64,
+                timeout=10,
+            )
+            took = time.monotonic() - signalled
+            print(
+                f"SIGTERM: exited in {exited:.1f}s, the last replica held every bucket "
+                f"{took:.1f}s after the signal"
+            )
+            assert took < LEASE_DURATION + exited, took
+            wait_for(
+                "the last replica to count every Note as its own",
+                lambda: procs[0].metric("oper8d_shard_crs") == n,
+                timeout=10,
+            )
             for i in range(n):
                 fleet.admin.delete(API, KIND, f"n{i}", ns)
             wait_for("Notes finalized", lambda: not fleet.admin.list(API, KIND, ns), 60)
         finally:
             launcher.stop_all()
             print(launcher.logs())
+
+
+def test_a_lease_renewed_after_it_was_read_is_not_deleted(envtest: Environment) -> None:
+    """The precondition a survivor's delete of an expired Lease carries, on the real API
+    server: the version it read, refused (409) once the holder renewed."""
+    from oper8d.errors import ClusterError
+
+    with envtest.api_client() as api_client:
+        api = KubeCluster(api_client, field_manager="test")
+        name = f"renewed-{uuid.uuid4().hex[:6]}"
+        lease = {
+            "apiVersion": LEASE[0],
+            "kind": LEASE[1],
+            "metadata": {"name": name, "namespace": LEASE_NS},
+            "spec": {"holderIdentity": "peer", "leaseDurationSeconds": 3},
+        }
+        read = api.create(lease)
+        renewed = api.update({**read, "spec": {**read["spec"], "leaseDurationSeconds": 4}})
+        stale = read["metadata"]["resourceVersion"]
+        with pytest.raises(ClusterError) as refused:
+            api.delete(*LEASE, name, LEASE_NS, resource_version=stale)
+        assert refused.value.status == 409
+        assert api.get(*LEASE, name, LEASE_NS) is not None
+        current = renewed["metadata"]["resourceVersion"]
+        assert api.delete(*LEASE, name, LEASE_NS, resource_version=current) is True
+        assert api.get(*LEASE, name, LEASE_NS) is None

@@ -49,6 +49,8 @@ class FakeInformer:
     """What CachedCluster uses of an Informer: its scope, whether it synced, reads and
     ``observe_write`` (recorded)."""
 
+    complete_slice = None  # not sharded (test_runtime_cache_sharded.py covers sharding)
+
     def __init__(
         self,
         api_version: str,

@@ -71,6 +71,24 @@ class FakeLeases:
             if (o["metadata"].get("labels") or {}).get(key) == value
         ]
 
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+    ) -> bool:
+        self._check()
+        live = self.objects.get(name)
+        if live is None:
+            return False
+        if resource_version is not None and live["metadata"]["resourceVersion"] != resource_version:
+            raise ClusterError("precondition failed", status=409)
+        del self.objects[name]
+        return True
+
 
 class Unreachable(FakeLeases):
     """One replica's view of the API when its network is cut."""
@@ -97,6 +115,10 @@ class Unreachable(FakeLeases):
     def list(self, *a: Any, **k: Any) -> list[Obj]:
         self._check()
         return self.shared.list(*a, **k)
+
+    def delete(self, *a: Any, **k: Any) -> bool:
+        self._check()
+        return self.shared.delete(*a, **k)
 
 
 def replica(api: Any, clock: FakeClock, identity: str) -> Sharding:
@@ -189,7 +211,7 @@ def test_a_dead_replicas_buckets_move_only_after_its_lease_expired() -> None:
     assert b.members == ("b",)
 
 
-def test_a_stopped_replica_hands_over_at_once() -> None:
+def test_a_stopped_replica_deletes_its_lease_and_hands_over_at_once() -> None:
     clock, api = FakeClock(), FakeLeases()
     a, b = replica(api, clock, "a"), replica(api, clock, "b")
     for _ in range(4):
@@ -198,10 +220,98 @@ def test_a_stopped_replica_hands_over_at_once() -> None:
         clock.advance(2)
     a.release()
     assert working(a) == set()
+    assert sorted(api.objects) == ["webapp-b"]
+    a.tick()  # a late round of a stopped replica does not bring its Lease back
+    assert sorted(api.objects) == ["webapp-b"]
     for _ in range(2):
         b.tick()
         clock.advance(2)
     assert working(b) == set(range(BUCKETS))
+    assert b.members == ("b",)
+
+
+def test_a_replica_stopping_with_reconciles_still_running_keeps_their_buckets_claimed() -> None:
+    clock, api = FakeClock(), FakeLeases()
+    a, b = replica(api, clock, "a"), replica(api, clock, "b")
+    for _ in range(4):
+        a.tick()
+        b.tick()
+        clock.advance(2)
+    busy = min(working(a))
+    assert a.enter(CRS[busy]) == busy  # outlives the graceful stop's grace period
+    a.release()
+    assert "webapp-a" in api.objects
+    for _ in range(7):  # 14 s: a's Lease has not expired, its busy bucket stays a's
+        b.tick()
+        clock.advance(2)
+        assert busy not in working(b)
+    for _ in range(3):  # expired at 16 s: claimed, then confirmed
+        b.tick()
+        clock.advance(2)
+    assert working(b) == set(range(BUCKETS))
+
+
+def test_a_dead_replicas_lease_is_deleted_by_a_survivor_after_expiry_and_grace() -> None:
+    clock, api = FakeClock(), FakeLeases()
+    a, b = replica(api, clock, "a"), replica(api, clock, "b")
+    for _ in range(4):
+        a.tick()
+        b.tick()
+        clock.advance(2)
+    # a is killed; b sees its Lease unchanged from here on
+    for _ in range(15):  # 30 s = lease duration + grace (one more lease duration)
+        b.tick()
+        clock.advance(2)
+        assert "webapp-a" in api.objects
+    b.tick()
+    assert sorted(api.objects) == ["webapp-b"]
+    assert working(b) == set(range(BUCKETS))
+
+
+class Stale(FakeLeases):
+    """Lists the Leases as they were when ``freeze()`` was called (a slow reader)."""
+
+    def __init__(self, shared: FakeLeases) -> None:
+        self.shared, self.frozen, self.down = shared, None, False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.shared, name)
+
+    def freeze(self) -> None:
+        self.frozen = copy.deepcopy(self.shared.objects)
+
+    def list(self, *a: Any, **k: Any) -> list[Obj]:
+        return [copy.deepcopy(o) for o in (self.frozen or self.shared.objects).values()]
+
+    def get(self, *a: Any, **k: Any) -> Any:
+        return self.shared.get(*a, **k)
+
+    def create(self, obj: Obj) -> Obj:
+        return self.shared.create(obj)
+
+    def update(self, obj: Obj) -> Obj:
+        return self.shared.update(obj)
+
+    def delete(self, *a: Any, **k: Any) -> bool:
+        return self.shared.delete(*a, **k)
+
+
+def test_a_lease_renewed_after_it_was_read_as_expired_is_not_deleted() -> None:
+    clock, shared = FakeClock(), FakeLeases()
+    slow = Stale(shared)
+    a, b = replica(shared, clock, "a"), replica(slow, clock, "b")
+    for _ in range(4):
+        a.tick()
+        b.tick()
+        clock.advance(2)
+    slow.freeze()  # b reads a's Lease as it is now, for ever
+    a.tick()  # ...but a renewed it once more
+    renewed = shared.objects["webapp-a"]["metadata"]["resourceVersion"]
+    for _ in range(20):
+        b.tick()
+        clock.advance(2)
+    # b judged the version it read expired; the delete named it and was refused
+    assert shared.objects["webapp-a"]["metadata"]["resourceVersion"] == renewed
 
 
 def test_a_replica_that_cannot_renew_stops_before_the_others_take_over() -> None:
@@ -287,7 +397,8 @@ def test_the_gate_reconciles_only_held_buckets_and_holds_a_bucket_while_it_works
     gate = GatedReconciler(inner, a)
     a.tick()
     clock.advance(2)
-    assert gate.reconcile_object(CRS[0]).requeue_after is None  # not held yet: untouched
+    # not held yet: untouched, and looked at again after a round (a requeue, not a success)
+    assert gate.reconcile_object(CRS[0]).requeue_after == a.retry_period
     assert inner.seen == []
     a.tick()
     assert gate.reconcile_object(CRS[0]).requeue_after == 5.0
@@ -313,3 +424,27 @@ def test_the_gate_reconciles_only_held_buckets_and_holds_a_bucket_while_it_works
         b.tick()
         clock.advance(2)
     assert moving in working(b)
+
+
+def test_a_cr_gated_out_during_a_handover_is_requeued_and_counted_as_such(tmp_path: Any) -> None:
+    from bundles import NAMESPACE, build, configmap
+    from test_runtime_controller import Rig
+
+    from oper8d.runtime.sharding import GatedReconciler
+
+    rig = Rig(build(tmp_path, "components:\n" + configmap("web")).controllers[0])
+    a = replica(FakeLeases(), rig.clock, "a")
+    rig.controller.reconciler = GatedReconciler(rig.reconciler, a)
+    a.tick()  # claimed, not yet held
+    rig.crs.emit("ADDED", rig.create_cr())
+    assert rig.run_ready() == 1
+    assert rig.reconciler.names == []  # not touched...
+    assert (rig.reconciles("requeue"), rig.reconciles("success")) == (1, 0)  # ...nor a success
+    rig.clock.advance(a.retry_period - 0.1)
+    assert rig.run_ready() == 0
+    rig.clock.advance(0.1)
+    a.tick()  # the claim is confirmed: held
+    assert a.accepts({"metadata": {"namespace": NAMESPACE}})
+    assert rig.run_ready() == 1  # looked at again after retry_period, and reconciled
+    assert rig.reconciler.names == ["demo"]
+    assert rig.reconciles("success") == 1
