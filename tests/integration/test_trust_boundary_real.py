@@ -45,6 +45,16 @@ def injected_cr(cluster: KubeCluster, k8s: client.ApiClient) -> Iterator[Obj]:
     sample["metadata"]["namespace"] = ns
     sample["spec"].setdefault("database", {})["storage"] = INJECTED
     yield cluster.apply(sample, field_manager="test")
+    _delete_namespace(cluster, ns)
+
+
+def _delete_namespace(cluster: KubeCluster, ns: str) -> None:
+    """Delete ``ns``; its CRs lose the operator's finalizer first (no operator runs after
+    the test to remove it, and the namespace would stay Terminating)."""
+    for cr in cluster.list(API_VERSION, KIND, ns):
+        if cr["metadata"].get("finalizers"):
+            cr["metadata"]["finalizers"] = []
+            cluster.update(cr, field_manager="test")
     cluster.delete("v1", "Namespace", ns)
 
 
@@ -74,3 +84,58 @@ def test_documents_injected_through_a_text_template_are_never_applied(
         in conditions["Updating"]["message"]
     )
     assert cr["status"]["componentStatus"]["failedComponents"] == ["database"]
+
+
+@pytest.fixture
+def notes_namespace(cluster: KubeCluster, k8s: client.ApiClient) -> Iterator[str]:
+    install_crd(k8s, cluster, crd("demo.oper8d.io", KIND, "notesapps", version="v1alpha1"))
+    ns = new_namespace(cluster)
+    yield ns
+    _delete_namespace(cluster, ns)
+
+
+def _notes(ns: str, name: str, **annotations: str) -> Obj:
+    sample = yaml.safe_load((EXAMPLE / "samples" / "notes.yaml").read_text())
+    sample["metadata"].update(name=name, namespace=ns, annotations=annotations)
+    return sample
+
+
+def test_a_cr_reads_nothing_outside_its_namespace_and_takes_over_nothing(
+    cluster: KubeCluster, notes_namespace: str
+) -> None:
+    """The outside tester's escapes, on the real apiserver: a config-defaults annotation
+    that is another path, and a CR named so that it renders an administrator's Secret."""
+    ns = notes_namespace
+    admin = cluster.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "payments-db-credentials", "namespace": ns},
+            "stringData": {"password": "the admin's"},
+        },
+        field_manager="admin",
+    )
+    bundle = load_bundle(EXAMPLE)
+    (controller,) = bundle.controllers
+    reconciler = Reconciler(bundle, controller, cluster, ReconcilerOptions(field_manager="oper8d"))
+    cluster.apply(
+        _notes(ns, "reader", **{"oper8.org/config-defaults": "../../kube-system/configmaps/x"}),
+        field_manager="test",
+    )
+    cluster.apply(_notes(ns, "payments"), field_manager="test")
+    for _ in range(3):
+        reconciler.reconcile(ns, "reader")
+        reconciler.reconcile(ns, "payments")
+    reader = cluster.get(API_VERSION, KIND, "reader", ns)
+    assert reader is not None
+    ready = {c["type"]: c for c in reader["status"]["conditions"]}["Ready"]
+    assert "must name a ConfigMap in the CR's namespace" in ready["message"]
+    payments = cluster.get(API_VERSION, KIND, "payments", ns)
+    assert payments is not None
+    ready = {c["type"]: c for c in payments["status"]["conditions"]}["Ready"]
+    assert "Secret " + ns + "/payments-db-credentials already exists" in ready["message"]
+    live = cluster.get("v1", "Secret", "payments-db-credentials", ns)
+    assert live is not None
+    assert live["data"] == admin["data"]
+    assert not live["metadata"].get("ownerReferences")
+    assert live["metadata"]["resourceVersion"] == admin["metadata"]["resourceVersion"]
