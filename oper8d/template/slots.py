@@ -358,7 +358,9 @@ class SlotLoader(KubernetesLoader):
                 None,
                 None,
                 "a value printed into this block scalar would end the block (a line of it is "
-                "indented less than the block's); indent it (`| indent(n)`) or use `to_yaml`",
+                "indented less than the block's first line). `indent(n)` indents every line, "
+                "the first too, so write `{{ x | indent(n) }}` at the start of its line, or "
+                "`key: |{{ x | nindent(n) }}` on the key's line",
                 node.start_mark,
             )
         return parsed["v"]
