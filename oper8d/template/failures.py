@@ -13,6 +13,7 @@ compiles them (``environment.py``):
 
 from __future__ import annotations
 
+import re
 import traceback
 
 from jinja2.exceptions import (
@@ -62,10 +63,16 @@ def passes_through(exc: BaseException) -> bool:
     return isinstance(exc, ReconcileError) and not isinstance(exc, MissingRequiredValue)
 
 
+_INTERNAL_CALLABLE = re.compile(r"^(?:[\w.]*\.)?(?:LimitedSandbox|SandboxedEnvironment)\.call\(\) ")
+
+
 def render_failure(exc: BaseException, pos: SourcePos, where: str) -> ConfigError:
     """The ConfigError for a template that failed to render at ``pos``; ``where`` is the
     template text (or line) being rendered, quoted in the message."""
-    detail = str(exc)
+    # Python names the callable in a TypeError; in a template that is the sandbox's own
+    # call method (``oper8d.template.sandbox.LimitedSandbox.call() got multiple values for
+    # keyword argument 'app'``), which says nothing to the reader
+    detail = _INTERNAL_CALLABLE.sub("", str(exc))
     if isinstance(exc, MissingRequiredValue):
         return ConfigError(f"{exc.message} (in {excerpt(where)})", pos=pos)
     if isinstance(exc, LimitExceeded):

@@ -303,3 +303,14 @@ def test_filters_that_do_not_join_a_value_to_structure_keep_it_one_scalar(
     (only,) = template.render({"v": hostile})  # one object: the value stayed inside a scalar
     assert only["kind"] == "ConfigMap"
     assert "kind: secret" in only["data"]["k"].lower()
+
+
+def test_a_type_error_from_a_cr_value_names_no_internal_class() -> None:
+    from oper8d.errors import ConfigError
+    from oper8d.template import TemplateEngine
+
+    template = TemplateEngine().text("x: {{ dict(app=1, **v) }}\n", "t.yaml")
+    with pytest.raises(ConfigError) as caught:
+        template.render({"v": {"app": 2}})
+    assert "type error: got multiple values for keyword argument 'app'" in str(caught.value)
+    assert "oper8d." not in str(caught.value) and "Sandbox" not in str(caught.value)
