@@ -22,7 +22,8 @@ How a rollout's outcome maps to the conditions (``*``: see below)::
       ExpectedError
     PreconditionError              InProgress "Rollout InProgress"*  PreconditionWait (error)
     ClusterError                   InProgress "Rollout InProgress"*  ClusterError (error text)
-    ConfigError                    ConfigError (error text)          Errored (error text)
+    ConfigError, or a ClusterError ConfigError (error text)          Errored (error text)
+      refusing the object (400/422)
     other fatal / unexpected       Errored (error text)              Errored (error text)
 
 ``*`` While the CR has never been reconciled (no ``status.versions.reconciled``), Ready
@@ -341,7 +342,7 @@ def _error_conditions(error: BaseException, *, initializing: bool) -> tuple[Cond
             _waiting_ready(initializing, "Verify InProgress"),
             updating_condition(UpdatingReason.VERIFY_WAIT, text),
         )
-    if isinstance(error, ConfigError):
+    if isinstance(error, ConfigError) or _refused(error):
         return (
             ready_condition(ReadyReason.CONFIG_ERROR, text),
             updating_condition(UpdatingReason.ERRORED, text),
@@ -355,6 +356,13 @@ def _error_conditions(error: BaseException, *, initializing: bool) -> tuple[Cond
         ready_condition(ReadyReason.ERRORED, text),
         updating_condition(UpdatingReason.ERRORED, text),
     )
+
+
+def _refused(error: BaseException) -> bool:
+    """A ClusterError that is the API server refusing the object as invalid (an immutable
+    field changed, a value its Go validation refuses): waiting will not help, so the CR
+    says so (Stalled) as it would for the same object refused by the offline checks."""
+    return isinstance(error, ClusterError) and error.status in (400, 422)
 
 
 def _outcome_conditions(

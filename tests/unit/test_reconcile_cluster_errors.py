@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from bundles import Harness, build, condition
 
 from oper8d.cluster.base import Obj
@@ -37,11 +38,16 @@ components:
 
 
 class RefusingCluster(MemoryCluster):
-    """Refuses the objects named ``demo-bad``, as an admission webhook might."""
+    """Refuses the objects named ``demo-bad``, as an admission webhook might (422), or
+    fails them as an overloaded server does (``status``)."""
+
+    status = 422
 
     def apply(self, obj: Obj, **kwargs: Any) -> Obj:
         if obj["metadata"]["name"] == "demo-bad":
-            raise ClusterError("ConfigMap demo-bad: admission webhook denied it", status=422)
+            raise ClusterError(
+                "ConfigMap demo-bad: admission webhook denied it", status=self.status
+            )
         return super().apply(obj, **kwargs)
 
 
@@ -63,13 +69,17 @@ def test_an_object_kubernetes_schema_refuses_fails_its_component_before_any_requ
     assert result.error is not None
 
 
+@pytest.mark.parametrize(("status", "stalled"), [(422, True), (400, True), (500, False)])
 def test_an_object_the_server_refuses_fails_its_component_with_a_cluster_error(
-    tmp_path: Path,
+    tmp_path: Path, status: int, stalled: bool
 ) -> None:
+    """Refused as invalid (400/422), waiting will not help: Stalled, as for the same object
+    refused offline. A server error (500) is retried: Reconciling."""
     h = Harness(build(tmp_path, BUNDLE))
     h.cluster = RefusingCluster(
         clock=h.clock.now, uid_factory=sequential_uids("test"), simulator=h.simulator
     )
+    h.cluster.status = status
     res = h.bundle.controllers[0].resource
     h.cluster.register_kind(res.api_version, res.kind, namespaced=res.namespaced)
     h.reconciler = h.new_reconciler()
@@ -77,11 +87,14 @@ def test_an_object_the_server_refuses_fails_its_component_with_a_cluster_error(
     result = h.reconcile()
     cr = h.cr()
     updating = condition(cr, "Updating")
-    assert (updating["status"], updating["reason"]) == ("False", "ClusterError")
+    reason = "Errored" if stalled else "ClusterError"
+    assert (updating["status"], updating["reason"]) == ("False", reason)
     assert "demo-bad" in updating["message"]
-    status = cr["status"]["componentStatus"]
-    assert status["failedComponents"] == ["bad"]
-    assert status["unstartedComponents"] == ["after"]
+    assert condition(cr, "Stalled")["status"] == str(stalled)
+    assert condition(cr, "Ready")["reason"] == ("ConfigError" if stalled else "Initializing")
+    components = cr["status"]["componentStatus"]
+    assert components["failedComponents"] == ["bad"]
+    assert components["unstartedComponents"] == ["after"]
     assert h.names("ConfigMap") == ["demo-good"]
     assert result.requeue_after == 60.0
 
