@@ -42,6 +42,11 @@ def _deployment(obj: ObjView) -> Readiness:
             obj, "DeploymentPaused", "rollout is paused (spec.paused); resume it to continue"
         )
     if replicas < want:
+        # the pods cannot be created (a label or quota the API server refuses): say why,
+        # from the condition the Deployment controller copies from its ReplicaSet
+        failure = _condition(obj, "ReplicaFailure")
+        if _is_true(failure):
+            return _waiting(obj, failure.get("reason") or "ReplicaFailure", _explain(failure))
         return _waiting(obj, "ReplicasNotCreated", f"{replicas} of {want} replicas created")
     if updated != want:
         return _waiting(obj, "ReplicasNotUpdated", f"{updated} of {want} replicas updated")

@@ -189,6 +189,24 @@ def test_a_deployment_still_rolling_out_waits_with_the_numbers(changes, reason, 
     assert detail in result.message
 
 
+def test_a_deployment_whose_pods_cannot_be_created_says_why():
+    failing = patched(
+        deployment(),
+        status__replicas=0,
+        status__conditions=[
+            cond(
+                "ReplicaFailure",
+                "True",
+                "FailedCreate",
+                'pods "web-1" is forbidden: metadata.labels: Invalid value',
+            )
+        ],
+    )
+    result = builtin_readiness(failing)
+    assert (result.state, result.reason) == ("waiting", "FailedCreate")
+    assert 'pods "web-1" is forbidden: metadata.labels: Invalid value' in result.message
+
+
 def test_a_deployment_past_its_progress_deadline_has_failed():
     stuck = patched(
         deployment(),
