@@ -287,6 +287,25 @@ def _not_json(loader: KubernetesLoader, node: Any) -> Any:
     )
 
 
+def _number_or_text(tag: str) -> Any:
+    """YAML 1.1's int/float constructor, except for base-60 forms: ``12:30:00`` stays the
+    string it is for Helm's YAML library and for a Kubernetes reader (PyYAML would make it
+    the number 45000)."""
+    base = _BaseLoader.yaml_constructors[tag]
+
+    def construct(loader: KubernetesLoader, node: Any) -> Any:
+        if ":" in str(node.value):
+            return loader.construct_scalar(node)
+        return base(loader, node)
+
+    return construct
+
+
+for _tag in ("int", "float"):
+    KubernetesLoader.add_constructor(
+        f"tag:yaml.org,2002:{_tag}", _number_or_text(f"tag:yaml.org,2002:{_tag}")
+    )
+
 # tags the safe loader knows that build Python values JSON cannot carry (sets, bytes, ...)
 for _tag in ("set", "omap", "pairs", "binary", "timestamp"):
     KubernetesLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _not_json)

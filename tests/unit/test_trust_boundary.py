@@ -314,3 +314,16 @@ def test_a_type_error_from_a_cr_value_names_no_internal_class() -> None:
         template.render({"v": {"app": 2}})
     assert "type error: got multiple values for keyword argument 'app'" in str(caught.value)
     assert "oper8d." not in str(caught.value) and "Sandbox" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "lands_as"),
+    [("12:30:00", "12:30:00"), ("190:20:30.15", "190:20:30.15"), ("0x1F", 31), ("3", 3)],
+)
+def test_a_value_is_typed_as_helm_types_it_without_base_60(value: str, lands_as: object) -> None:
+    """A one-line string is typed like a plain YAML scalar (Helm parity), but YAML 1.1's
+    base-60 numbers, which Helm's YAML library does not read, stay strings."""
+    from oper8d.template import TemplateEngine
+
+    template = TemplateEngine().text("k: {{ v }}\nliteral: 12:30\n", "t.yaml")
+    assert template.render({"v": value}) == [{"k": lands_as, "literal": "12:30"}]
