@@ -23,7 +23,9 @@ server would store, nothing persisted (``oper8d diff``); counted as ``dry_run_ap
 not as a write.
 
 Watching (for the runtime's informers): ``list_with_version`` also returns the list's
-``resourceVersion`` and ``watch`` streams the changes after one (see its docstring).
+``resourceVersion``, ``list_page`` returns one page of a list (``limit`` and ``continue``:
+an informer parses a big list a page at a time) and ``watch`` streams the changes after a
+``resourceVersion`` (see their docstrings).
 
 Accounting: ``requests`` counts HTTP requests per verb (get, list, create, apply,
 update, update_status, delete, watch; ``discovery`` for resource lists), so a read-modify-write
