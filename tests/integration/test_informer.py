@@ -265,56 +265,6 @@ def test_a_list_bigger_than_the_informers_page_is_read_in_pages_and_seen_whole(
     assert informer.get("cm1", ns)["data"] == {"v": "2"}  # type: ignore[index]
 
 
-class CompactingCluster:
-    """A KubeCluster whose list, once its first page is read, is overtaken: a write, then
-    etcd compacted past the page's snapshot, so the page's continue token has expired."""
-
-    def __init__(self, cluster: KubeCluster, envtest: Environment, write: Callable[[], str]):
-        self.cluster, self.envtest, self.write = cluster, envtest, write
-        #: (limit, with a continue token, answered 410) of every list request
-        self.pages: list[tuple[int, bool, bool]] = []
-
-    def list_page(self, *args: Any, **kwargs: Any) -> tuple[list[dict[str, Any]], str, str]:
-        continued = bool(kwargs.get("continue_token"))
-        try:
-            page = self.cluster.list_page(*args, **kwargs)
-        except ClusterError as err:
-            self.pages.append((kwargs["limit"], continued, err.status == 410))
-            raise
-        self.pages.append((kwargs["limit"], continued, False))
-        if len(self.pages) == 1:
-            compact_etcd(self.envtest, self.write())
-        return page
-
-    def list_with_version(self, *args: Any, **kwargs: Any) -> tuple[list[dict[str, Any]], str]:
-        raise AssertionError("a KubeCluster is listed in pages")
-
-    def watch(self, *args: Any, **kwargs: Any) -> EventStream:
-        return self.cluster.watch(*args, **kwargs)
-
-
-def test_a_continue_token_expired_mid_list_is_followed_by_one_whole_list(
-    cluster: KubeCluster, envtest: Environment, ns: str, run_informer: RunInformer
-) -> None:
-    created = [f"cm{i}" for i in range(7)]
-    for name in created:
-        cluster.apply(configmap(ns, name, v="1"), field_manager="test")
-
-    def overtake() -> str:
-        cluster.delete("v1", "ConfigMap", "cm0", ns)  # on the first page already read
-        written = cluster.apply(configmap(ns, "cm5", v="2"), field_manager="test")
-        return str(written["metadata"]["resourceVersion"])
-
-    compacting = CompactingCluster(cluster, envtest, overtake)
-    informer, recorder = run_informer(compacting, namespace=ns, page_size=3)
-
-    assert informer.wait_for_sync(WAIT)
-    assert compacting.pages == [(3, False, False), (3, True, True), (0, False, False)]
-    assert names(informer.list()) == created[1:]
-    assert recorder.names() == [("ADDED", name) for name in created[1:]]
-    assert informer.get("cm5", ns)["data"] == {"v": "2"}  # type: ignore[index]
-
-
 def test_bookmarks_move_the_next_watch_past_changes_in_other_namespaces(
     cluster: KubeCluster, ns: str, run_informer: RunInformer
 ) -> None:
