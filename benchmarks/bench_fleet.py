@@ -11,10 +11,11 @@ namespaces), then:
   ``oper8d run`` uses it) and without it (every reconcile in full).
 
 * memory: bytes per cached object (``tracemalloc``, objects in ``runtime.store``
-  ObjectStores with their indexes, one per kind as the informers keep them), with
-  server-side managedFields as the API server returns them (built from the cluster's
-  field ownership) and after the informers' ``drop_unread`` transform; and the bytes the
-  ChangeTracker keeps per CR.
+  ObjectStores with their indexes, one per kind as the informers keep them), parsed from
+  JSON pages of 500 objects as a list response is, with server-side managedFields as the
+  API server returns them (built from the cluster's field ownership): whole, after the
+  informers' ``drop_unread`` transform, and after ``share_strings`` too (what the
+  informers keep); and the bytes the ChangeTracker keeps per CR.
 
 Like the runtime, CRs are read from a local copy kept by the cluster's watch (the
 runtime's informer cache), not with a GET, and the same watch feeds the ChangeTracker.
@@ -23,16 +24,20 @@ which the informer cache serves when running for real). Peak RSS of the process 
 reported last (it includes the in-memory cluster itself, which an operator does not hold).
 
 ``--replica-rss`` also measures what one replica holding the largest fleet would: the
-fleet's objects (with managedFields) are written to a file, one list per kind, and a fresh
-process (``--hold FILE``) loads the oper8d runtime and lists them through real
-``runtime.informer.Informer``s, one per kind, over a ListWatch reading that file; it
-reports its RSS once they synced. The ChangeTracker's records come on top (measured above).
+fleet's objects (with managedFields) are written to a file, one object a line, grouped by
+kind, and a fresh process (``--hold FILE``) loads the oper8d runtime and lists them through
+real ``runtime.informer.Informer``s, one per kind, over a ListWatch reading that file in
+pages of ``--page-size`` objects, each page parsed as one JSON document as a list response
+is (``--page-size 0``: each kind's whole list in one document, as before paging); it
+reports its RSS once they synced, and its peak. The ChangeTracker's records come on top
+(measured above).
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import json
 import os
 import subprocess
@@ -42,7 +47,7 @@ import threading
 import time
 import tracemalloc
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,8 +63,8 @@ from oper8d.engine.fingerprint import ChangeTracker
 from oper8d.engine.reconcile import Reconciler, ReconcilerOptions
 from oper8d.engine.session import SeededRandoms
 from oper8d.objects import Obj
-from oper8d.runtime.informer import Informer
-from oper8d.runtime.store import ObjectStore, copy_obj, drop_unread, key_of
+from oper8d.runtime.informer import PAGE_SIZE, Informer
+from oper8d.runtime.store import ObjectStore, copy_obj, drop_unread, key_of, share_strings
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "operators" / "webapp"
 NAMESPACES = 50
@@ -77,9 +82,11 @@ class FleetResult:
     noop_full_cpu_per_cr: float
     noop_full_requests_per_cr: dict[str, float]
     skipped: int
-    #: bytes per cached object: as the API server returns it, and as the cache keeps it
+    #: bytes per cached object: as the API server returns it, without what the cache
+    #: drops, and as the cache keeps it (its repeated strings shared too)
     bytes_whole: float
     bytes_cached: float
+    bytes_shared: float
     #: bytes the ChangeTracker keeps per stable CR
     bytes_tracker: float
 
@@ -163,7 +170,7 @@ def run_fleet(crs: int) -> FleetResult:
     def per_cr(counts: Counter[str]) -> dict[str, float]:
         return {verb: n / crs for verb, n in sorted(counts.items())}
 
-    whole, cached = cached_bytes(fleet.cluster)
+    whole, cached, shared = cached_bytes(fleet.cluster)
 
     return FleetResult(
         crs=crs,
@@ -177,6 +184,7 @@ def run_fleet(crs: int) -> FleetResult:
         skipped=skipped,
         bytes_whole=whole,
         bytes_cached=cached,
+        bytes_shared=shared,
         bytes_tracker=_measure(lambda: _tracker_copy(fleet.tracker)) / max(1, len(fleet.tracker)),
     )
 
@@ -223,21 +231,28 @@ def _measure(build: object) -> int:
     return after - before
 
 
-def cached_bytes(cluster: MemoryCluster) -> tuple[float, float]:
-    """Bytes per cached object, whole and after ``drop_unread``, in per-kind stores."""
+def cached_bytes(cluster: MemoryCluster) -> tuple[float, float, float]:
+    """Bytes per cached object in per-kind stores, parsed from list pages of ``PAGE_SIZE``
+    objects: whole, after ``drop_unread``, and after ``drop_unread`` and ``share_strings``
+    (what the informers keep)."""
     objects = [_with_managed_fields(cluster, o) for o in cluster.objects()]
+    pages = [json.dumps(objects[i : i + PAGE_SIZE]) for i in range(0, len(objects), PAGE_SIZE)]
+    del objects
 
-    def fill(transform: bool) -> dict[str, ObjectStore]:
+    def fill(keep: Callable[[Obj], Obj]) -> dict[str, ObjectStore]:
         stores: dict[str, ObjectStore] = {}
-        for obj in objects:
-            kept = copy_obj(obj)
-            if transform:
-                kept = drop_unread(kept)
-            stores.setdefault(obj["kind"], ObjectStore()).put(key_of(kept), kept)
+        for page in pages:
+            for obj in json.loads(page):
+                kept = keep(obj)
+                stores.setdefault(kept["kind"], ObjectStore()).put(key_of(kept), kept)
         return stores
 
-    count = max(1, len(objects))
-    return _measure(lambda: fill(False)) / count, _measure(lambda: fill(True)) / count
+    count = max(1, sum(len(json.loads(page)) for page in pages))
+    measured = [
+        _measure(functools.partial(fill, keep)) / count
+        for keep in (lambda o: o, drop_unread, lambda o: share_strings(drop_unread(o)))
+    ]
+    return measured[0], measured[1], measured[2]
 
 
 def _tracker_copy(tracker: ChangeTracker) -> object:
@@ -271,25 +286,54 @@ def table(results: Sequence[FleetResult]) -> list[str]:
         )
     lines += [
         "",
-        "| CRs | bytes/cached object, whole (managedFields) | as cached (drop_unread) "
+        "| CRs | bytes/cached object, whole (managedFields) | drop_unread "
+        "| as cached (drop_unread + share_strings) "
         "| tracker bytes/CR | cache + tracker for 10,000 CRs |",
-        "|---:|---:|---:|---:|---:|",
+        "|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
-        per_cr = (r.objects_per_cr + 1) * r.bytes_cached + r.bytes_tracker
+        per_cr = (r.objects_per_cr + 1) * r.bytes_shared + r.bytes_tracker
         lines.append(
             f"| {r.crs:,} | {r.bytes_whole:,.0f} | {r.bytes_cached:,.0f} "
-            f"| {r.bytes_tracker:,.0f} | {10_000 * per_cr / 2**20:,.0f} MiB |"
+            f"| {r.bytes_shared:,.0f} | {r.bytes_tracker:,.0f} "
+            f"| {10_000 * per_cr / 2**20:,.0f} MiB |"
         )
     return lines
 
 
 class _FileListWatch:
-    """A ListWatch serving one file of lists (``apiVersion<TAB>kind<TAB>JSON list`` a
-    line) and watches that stay open and quiet until closed."""
+    """A ListWatch serving one file of objects (``apiVersion<TAB>kind<TAB>JSON`` a line,
+    grouped by kind) in pages, each parsed as one JSON document as a list response is (the
+    continue token is the byte offset of the page's first line), and watches that stay
+    open and quiet until closed."""
 
     def __init__(self, path: str):
         self.path = path
+
+    def list_page(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        *,
+        limit: int,
+        continue_token: str = "",
+    ) -> tuple[list[Obj], str, str]:
+        wanted = f"{api_version}\t{kind}\t".encode()
+        bodies: list[bytes] = []
+        with open(self.path, "rb") as lines:
+            lines.seek(int(continue_token or 0))
+            while limit <= 0 or len(bodies) < limit:
+                at = lines.tell()
+                line = lines.readline()
+                if not line or (bodies and not line.startswith(wanted)):
+                    return _page(bodies), "1", ""
+                if line.startswith(wanted):
+                    bodies.append(line[len(wanted) :])
+            at = lines.tell()
+            following = lines.readline().startswith(wanted)
+        return _page(bodies), "1", str(at) if following else ""
 
     def list_with_version(
         self,
@@ -298,16 +342,19 @@ class _FileListWatch:
         namespace: str | None = None,
         label_selector: str | None = None,
     ) -> tuple[list[Obj], str]:
-        # one JSON document per list, parsed in one go as the API client parses a response
-        with open(self.path, encoding="utf-8") as lines:
-            for line in lines:
-                listed_version, listed_kind, body = line.split("\t", 2)
-                if (listed_version, listed_kind) == (api_version, kind):
-                    return json.loads(body), "1"
-        return [], "1"
+        items, version, _ = self.list_page(api_version, kind, namespace, label_selector, limit=0)
+        return items, version
 
     def watch(self, *args: object, **kwargs: object) -> _QuietStream:
         return _QuietStream()
+
+
+def _page(bodies: list[bytes]) -> list[Obj]:
+    """One list response's items, parsed in one go as the API client parses a response."""
+    document = b"[" + b",".join(bodies) + b"]"
+    del bodies[:]
+    items: list[Obj] = json.loads(document)
+    return items
 
 
 class _QuietStream:
@@ -330,14 +377,14 @@ def _rss_mb() -> tuple[float, float]:
     return current, peak_rss_mib()
 
 
-def hold(path: str) -> str:
+def hold(path: str, page_size: int = PAGE_SIZE) -> str:
     """What ``--hold`` prints: the RSS of a process caching the file's objects."""
     import oper8d.runtime.manager  # noqa: F401  (what `oper8d run` loads)
 
     with open(path, encoding="utf-8") as lines:
-        kinds = [tuple(line.split("\t", 2)[:2]) for line in lines]
+        kinds = list(dict.fromkeys(tuple(line.split("\t", 2)[:2]) for line in lines))
     source = _FileListWatch(path)
-    informers = [Informer(source, a, k) for a, k in kinds]  # type: ignore[arg-type]
+    informers = [Informer(source, a, k, page_size=page_size) for a, k in kinds]
     for inf in informers:
         inf.start()
     for inf in informers:
@@ -349,7 +396,7 @@ def hold(path: str) -> str:
     return f"{cached:,} objects cached: RSS {current:,.0f} MiB, peak {peak:,.0f} MiB"
 
 
-def replica_rss(crs: int) -> str:
+def replica_rss(crs: int, page_size: int = PAGE_SIZE) -> str:
     """Write a fleet of ``crs`` CRs to a file and measure a fresh process caching it."""
     fleet = _Fleet(crs)
     for key in fleet.keys:
@@ -360,11 +407,13 @@ def replica_rss(crs: int) -> str:
         by_kind.setdefault((obj["apiVersion"], obj["kind"]), []).append(shaped)
     with tempfile.NamedTemporaryFile("w", suffix=".lists", delete=False) as out:
         for (api_version, kind), items in sorted(by_kind.items()):
-            out.write(f"{api_version}\t{kind}\t{json.dumps(items)}\n")
-    del fleet
+            for item in items:
+                out.write(f"{api_version}\t{kind}\t{json.dumps(item)}\n")
+    del fleet, by_kind
+    hold_args = ["--hold", out.name, "--page-size", str(page_size)]
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "benchmarks.bench_fleet", "--hold", out.name],
+            [sys.executable, "-m", "benchmarks.bench_fleet", *hold_args],
             capture_output=True, text=True, check=True,
         )  # fmt: skip
     finally:
@@ -378,10 +427,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--replica-rss", action="store_true", help="also the RSS of a replica caching the largest"
     )
+    parser.add_argument(
+        "--page-size",
+        type=int,
+        default=PAGE_SIZE,
+        help="objects per list page of the --replica-rss replica's informers "
+        f"(default {PAGE_SIZE}; 0: each kind's list in one response)",
+    )
     parser.add_argument("--hold", metavar="FILE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.hold:
-        print(hold(args.hold))
+        print(hold(args.hold, args.page_size))
         return 0
     results = [run_fleet(n) for n in args.sizes]
     print("\n".join(table(results)))
@@ -389,7 +445,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\npeak RSS {rss_mb:,.0f} MB (cluster, cache copy and engine in one process)")
     if args.replica_rss:
         largest = max(args.sizes)
-        print(f"\nA replica caching {largest:,} CRs and their objects: {replica_rss(largest)}")
+        held = replica_rss(largest, args.page_size)
+        print(f"\nA replica caching {largest:,} CRs and their objects: {held}")
     return 0
 
 

@@ -23,7 +23,9 @@ server would store, nothing persisted (``oper8d diff``); counted as ``dry_run_ap
 not as a write.
 
 Watching (for the runtime's informers): ``list_with_version`` also returns the list's
-``resourceVersion`` and ``watch`` streams the changes after one (see its docstring).
+``resourceVersion``, ``list_page`` returns one page of a list (``limit`` and ``continue``:
+an informer parses a big list a page at a time) and ``watch`` streams the changes after a
+``resourceVersion`` (see their docstrings).
 
 Accounting: ``requests`` counts HTTP requests per verb (get, list, create, apply,
 update, update_status, delete, watch; ``discovery`` for resource lists), so a read-modify-write
@@ -176,30 +178,55 @@ class KubeCluster:
         ClusterError when the continue token expired: list again). ``shard_selector`` is
         sent as ``shardSelector``; an API server without sharded lists ignores it and
         returns everything (``shard_selector_honoured`` tells which, logged once)."""
-        res = self.resource(api_version, kind)
-        path = res.collection_path(namespace)
         items: list[Obj] = []
         token = ""
-        version = ""
         while True:
-            query = [("limit", str(LIST_PAGE))]
-            if label_selector:
-                query.append(("labelSelector", label_selector))
-            if shard_selector:
-                query.append(("shardSelector", shard_selector))
-            if token:
-                query.append(("continue", token))
-            page = self._send("list", "GET", path, query=query) or {}
-            for item in page.get("items") or []:
-                # list items come without apiVersion and kind; callers expect them
-                items.append({"apiVersion": api_version, "kind": kind, **item})
-            meta = page.get("metadata") or {}
-            if shard_selector:
-                self._saw_shard_info(f"{api_version}/{kind}", bool(meta.get("shardInfo")))
-            version = version or meta.get("resourceVersion") or ""
-            token = meta.get("continue") or ""
+            page = self.list_page(
+                api_version,
+                kind,
+                namespace,
+                label_selector,
+                limit=LIST_PAGE,
+                continue_token=token,
+                shard_selector=shard_selector,
+            )
+            items += page[0]
+            token = page[2]
             if not token:
-                return items, version
+                return items, page[1]
+
+    def list_page(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        *,
+        limit: int,
+        continue_token: str = "",
+        shard_selector: str | None = None,
+    ) -> tuple[builtins.list[Obj], str, str]:
+        """One page of a list (``runtime.listwatch.PagedList``): at most ``limit`` objects
+        (0: no limit) from ``continue_token`` on, the resourceVersion of the list's snapshot
+        (the first page's) and the next page's token ("" after the last page). An expired
+        token is a 410 ClusterError."""
+        res = self.resource(api_version, kind)
+        query: list[tuple[str, str]] = []
+        if limit > 0:
+            query.append(("limit", str(limit)))
+        if label_selector:
+            query.append(("labelSelector", label_selector))
+        if shard_selector:
+            query.append(("shardSelector", shard_selector))
+        if continue_token:
+            query.append(("continue", continue_token))
+        page = self._send("list", "GET", res.collection_path(namespace), query=query) or {}
+        # list items come without apiVersion and kind; callers expect them
+        items = [{"apiVersion": api_version, "kind": kind, **i} for i in page.get("items") or []]
+        meta = page.get("metadata") or {}
+        if shard_selector:
+            self._saw_shard_info(f"{api_version}/{kind}", bool(meta.get("shardInfo")))
+        return items, meta.get("resourceVersion") or "", meta.get("continue") or ""
 
     def watch(
         self,

@@ -5,12 +5,14 @@ keeps the objects in a store and watches for changes from the list's resourceVer
 calling its handlers for each change. Like client-go's reflector and indexer, it runs
 two threads:
 
-* the *reader* talks to the API server: list, then watch from the list's
-  resourceVersion. BOOKMARK events only move that resourceVersion on; a watch the server
-  ends (its ``timeoutSeconds``) is opened again from the last resourceVersion; a 410
-  Gone (the version is too old, e.g. after an apiserver restart) lists again; any other
-  failure (apiserver down, 5xx, a kind not served yet) is retried after a capped
-  exponential backoff, forever: an informer never gives up and never ends the process.
+* the *reader* talks to the API server: list (in pages of ``page_size``, each page
+  transformed before the next is read: ``runtime.listwatch.list_in_pages``), then watch
+  from the list's resourceVersion. BOOKMARK events only move that resourceVersion on; a
+  watch the server ends (its ``timeoutSeconds``) is opened again from the last
+  resourceVersion; a 410 Gone (the version is too old, e.g. after an apiserver restart)
+  lists again; any other failure (apiserver down, 5xx, a kind not served yet) is retried
+  after a capped exponential backoff, forever: an informer never gives up and never ends
+  the process.
 * the *dispatcher* applies what the reader got to the store, in order, and calls the
   handlers on its own thread, one event at a time: ``handler(event, obj, old)``:
 
@@ -24,7 +26,9 @@ two threads:
 Every object is passed through ``transform`` (default ``runtime.store.drop_unread``: no
 managedFields, no last-applied annotation) on the reader thread before it is stored or
 handed to handlers, as controller-runtime's cache transforms do; memory per cached object
-is what bounds a replica's fleet. Reads (``get``, ``list``, ``by_owner``, ...) return deep
+is what bounds a replica's fleet; then ``runtime.store.share_strings`` makes its repeated
+strings one object each. A relist reuses the stored object of every object whose
+resourceVersion did not change. Reads (``get``, ``list``, ``by_owner``, ...) return deep
 copies. ``observe_write`` puts an
 object we just wrote into the store when it is newer than the stored one, so the next
 reconcile reads its own writes before the watch event arrives; it calls no handler (the
@@ -54,7 +58,7 @@ from oper8d.cluster.selectors import as_selector
 from oper8d.errors import ClusterError
 from oper8d.objects import Obj
 from oper8d.runtime.hashing import ShardSlice
-from oper8d.runtime.listwatch import ListWatch, WatchStream
+from oper8d.runtime.listwatch import ListWatch, WatchStream, list_in_pages
 from oper8d.runtime.store import (
     ObjectStore,
     copy_obj,
@@ -62,6 +66,7 @@ from oper8d.runtime.store import (
     key_of,
     newer,
     resource_version,
+    share_strings,
 )
 
 __all__ = ["Handler", "Informer", "ListWatch", "WatchStream"]
@@ -96,6 +101,9 @@ _STOP = object()
 #: is not the system's (a test's FakeClock) is noticed moving on
 _RESYNC_POLL = 1.0
 
+#: objects per list request, as client-go's reflector asks
+PAGE_SIZE = 500
+
 
 class Informer:
     """A listed and watched kind; see the module docstring.
@@ -106,6 +114,7 @@ class Informer:
     resyncs. ``first_watch_from`` is a test hook: the first watch after the first list
     starts from this resourceVersion instead of the list's (a stale one forces a relist).
     ``transform`` is applied to every object received (None: keep objects whole).
+    ``page_size`` is the ``limit`` of each list request (0: list in one request).
     """
 
     def __init__(
@@ -125,6 +134,7 @@ class Informer:
         first_watch_from: str | None = None,
         shard: ShardSlice | None = None,
         transform: Callable[[Obj], Obj] | None = drop_unread,
+        page_size: int = PAGE_SIZE,
     ):
         if resync_period is not None and not resync_period > 0:
             raise ValueError(f"resync_period must be > 0 seconds or None, got {resync_period!r}")
@@ -146,6 +156,7 @@ class Informer:
         self._listed_shard: ShardSlice | None = shard  # the last applied list's (dispatcher)
         self._relist = False
         self._transform = transform or (lambda obj: obj)
+        self._page_size = page_size
 
         self._lock = threading.Lock()
         self._store = ObjectStore()  # what reads see (includes observed writes)
@@ -300,7 +311,7 @@ class Informer:
             if stored is not None and newer(obj, stored) is False:
                 return  # the store already has this state or a later one
             if self._selector.matches(meta.get("labels")):
-                self._store.put(key, self._transform(copy_obj(obj)))
+                self._store.put(key, self._transform(share_strings(obj, keys=True)))
             elif stored is not None:
                 self._store.remove(key)
 
@@ -314,14 +325,19 @@ class Informer:
                 if self._version is None or self._relist:
                     self._relist = False
                     shard = self._shard
-                    items, version = self._cluster.list_with_version(
+                    items, version = list_in_pages(
+                        self._cluster,
                         self.api_version,
                         self.kind,
                         self.namespace,
                         self.label_selector,
-                        **self._shard_query(),
+                        page_size=self._page_size,
+                        keep=self._keep_listed,
+                        query=self._shard_query(),
+                        stopping=self._stopping.is_set,
                     )
-                    items = [self._transform(o) for o in items if self._in_shard(o)]
+                    if self._stopping.is_set():
+                        return
                     self._events.put(_Replace(items, version, shard))
                     self._version, self._failures, from_fresh_list = version, 0, True
                     if first_watch_from is not None:
@@ -343,6 +359,19 @@ class Informer:
                 log.exception("%s: unexpected failure while listing or watching", self._describe())
                 self._version = None
                 self._retry_later(repr(err))
+
+    def _keep_listed(self, obj: Obj) -> Obj | None:
+        """A listed object as the store keeps it (None: outside the shard); the object
+        handlers already have when its resourceVersion is unchanged (a relist then holds
+        no second copy of the unchanged objects)."""
+        if not self._in_shard(obj):
+            return None
+        version = resource_version(obj)
+        with self._lock:
+            seen = self._seen.get(key_of(obj))
+        if seen is not None and version and resource_version(seen) == version:
+            return seen
+        return share_strings(self._transform(obj))
 
     def _watch_once(self) -> None:
         """One watch from ``self._version`` until the server ends it or it is closed."""
@@ -367,7 +396,8 @@ class Informer:
                 kind, obj = event.get("type"), event.get("object") or {}
                 if kind in ("ADDED", "MODIFIED", "DELETED"):
                     if self._in_shard(obj):
-                        self._events.put(_Change(kind, self._transform(obj)))
+                        kept = share_strings(self._transform(obj), keys=True)
+                        self._events.put(_Change(kind, kept))
                 elif kind != "BOOKMARK":
                     log.debug("%s: ignoring a %s watch event", self._describe(), kind)
                     continue

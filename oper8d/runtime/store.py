@@ -10,12 +10,19 @@ transforms do: it drops from every cached object what no reader of the cache use
 (``metadata.managedFields``, kubectl's last-applied annotation), about a third of a typical
 object's memory (``benchmarks.bench_fleet`` measures it).
 
+``share_strings`` is applied by the informers to every object they keep, after the
+transform: a parsed API response holds its own copy of every string value (and, for a
+watch event, of every key), yet most repeat across objects (namespaces, label keys and
+values, apiVersions, kinds, owner uids, enum-like spec and status values). Interning them
+makes equal strings one object, about a third less memory per cached object.
+
 It sits below both ``runtime.informer`` and ``runtime.cache`` so that neither imports
 the other.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,6 +36,7 @@ __all__ = [
     "key_of",
     "newer",
     "resource_version",
+    "share_strings",
 ]
 
 #: kubectl's copy of what it last applied: a second copy of the object, never read here
@@ -63,6 +71,45 @@ def drop_unread(obj: Obj) -> Obj:
             if not annotations:
                 del meta["annotations"]
     return obj
+
+
+#: string values up to this length are interned by ``share_strings``; longer ones (hashes,
+#: messages, embedded documents) rarely repeat
+SHARED_STRING_MAX = 64
+
+
+def share_strings(obj: Obj, *, keys: bool = False) -> Obj:
+    """``obj`` with its string values of up to ``SHARED_STRING_MAX`` characters interned
+    (``sys.intern``: equal strings become one object, freed when no longer used), in place.
+    With ``keys`` the dicts are rebuilt with interned keys too (a copy): for an object
+    parsed alone, such as a watch event's; the objects of one list page share their keys
+    already (the JSON parser reuses the keys of one document)."""
+    if keys:
+        return _share_copy(obj)
+    _share_in_place(obj)
+    return obj
+
+
+def _share_in_place(node: dict[str, Any] | list[Any]) -> None:
+    pairs = node.items() if type(node) is dict else enumerate(node)
+    for at, value in pairs:
+        kind = type(value)
+        if kind is str:
+            if len(value) <= SHARED_STRING_MAX:
+                node[at] = sys.intern(value)  # type: ignore[index]  # same size: iteration goes on
+        elif kind is dict or kind is list:
+            _share_in_place(value)
+
+
+def _share_copy(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        return {(sys.intern(k) if type(k) is str else k): _share_copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_share_copy(v) for v in value]
+    if kind is str and len(value) <= SHARED_STRING_MAX:
+        return sys.intern(value)
+    return value
 
 
 def key_of(obj: Obj) -> Key:

@@ -242,6 +242,29 @@ def test_an_informer_of_one_namespace_sees_nothing_of_another(
     assert recorder.names() == [("ADDED", "here")]
 
 
+def test_a_list_bigger_than_the_informers_page_is_read_in_pages_and_seen_whole(
+    cluster: KubeCluster, ns: str, run_informer: RunInformer
+) -> None:
+    created = [f"cm{i}" for i in range(7)]
+    for name in created:
+        cluster.apply(configmap(ns, name, v="1"), field_manager="test")
+    cluster.reset_requests()
+
+    informer, recorder = run_informer(cluster, namespace=ns, page_size=3)
+
+    assert informer.wait_for_sync(WAIT)
+    # the server answers at most 3 a page: 7 objects take 3 requests or more
+    assert cluster.requests["list"] >= 3
+    assert names(informer.list()) == created
+    assert recorder.names() == [("ADDED", name) for name in created]
+    # the watch goes on from the list's snapshot
+    cluster.apply(configmap(ns, "cm1", v="2"), field_manager="test")
+    cluster.apply(configmap(ns, "late", v="1"), field_manager="test")
+    assert recorder.wait_for(recorder.saw("ADDED", "late"))
+    assert recorder.names(len(created)) == [("MODIFIED", "cm1"), ("ADDED", "late")]
+    assert informer.get("cm1", ns)["data"] == {"v": "2"}  # type: ignore[index]
+
+
 def test_bookmarks_move_the_next_watch_past_changes_in_other_namespaces(
     cluster: KubeCluster, ns: str, run_informer: RunInformer
 ) -> None:
