@@ -120,6 +120,8 @@ def _service_spec(spec: dict[str, Any]) -> None:
         _set(spec, "internalTrafficPolicy", "Cluster")
     if kind == "LoadBalancer":
         _set(spec, "allocateLoadBalancerNodePorts", True)
+    if spec.get("sessionAffinity") == "None":  # the config of no affinity is dropped
+        spec.pop("sessionAffinityConfig", None)
     if spec.get("sessionAffinity") == "ClientIP":
         config = _map(spec, "sessionAffinityConfig")
         client = _map(config, "clientIP") if config is not None else None
