@@ -53,12 +53,7 @@ def _pod_spec(spec: dict[str, Any]) -> None:
     _set(spec, "terminationGracePeriodSeconds", 30)
     _set(spec, "securityContext", {})
     _set(spec, "schedulerName", "default-scheduler")
-    if spec.get("hostNetwork") is True:  # host ports are the container ports
-        for group in ("containers", "initContainers"):
-            for container in _dicts(spec.get(group)):
-                for port in _dicts(container.get("ports")):
-                    if not port.get("hostPort"):
-                        port["hostPort"] = port.get("containerPort")
+    # (a pod template's host-network ports get no hostPort: only a Pod's do, since 1.28)
 
 
 def _container(container: dict[str, Any]) -> None:
@@ -344,6 +339,7 @@ TYPE_DEFAULTERS: Mapping[str, Defaulter] = {
     _NET + "NetworkPolicyPort": _protocol,
     _CORE + "Probe": _probe,
     _CORE + "HTTPGetAction": _http_get,
+    _CORE + "GRPCAction": lambda g: _set(g, "service", ""),
     _CORE + "Volume": _volume,
     _CORE + "ConfigMapVolumeSource": _with_mode,
     _CORE + "SecretVolumeSource": _with_mode,

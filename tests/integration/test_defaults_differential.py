@@ -148,6 +148,39 @@ def own_objects() -> list[tuple[str, Obj]]:
             ),
         ),
         (
+            "deployment host network",
+            _workload(
+                "Deployment",
+                "hostnet",
+                selector=_selector("h"),
+                template={
+                    "metadata": {"labels": {"app": "h"}},
+                    "spec": {
+                        "hostNetwork": True,
+                        "containers": [
+                            {
+                                "name": "agent",
+                                "image": "agent:3",
+                                "ports": [{"containerPort": 9100, "name": "metrics"}],
+                                "readinessProbe": {"grpc": {"port": 9000}},
+                                "livenessProbe": {"httpGet": {"path": "/h", "port": 1}},
+                                "securityContext": {"privileged": True},
+                            }
+                        ],
+                        "volumes": [{"name": "scratch"}],
+                        "topologySpreadConstraints": [
+                            {
+                                "maxSkew": 1,
+                                "topologyKey": "zone",
+                                "whenUnsatisfiable": "DoNotSchedule",
+                            }
+                        ],
+                        "tolerations": [{"key": "k", "operator": "Exists"}],
+                    },
+                },
+            ),
+        ),
+        (
             "statefulset",
             _workload(
                 "StatefulSet",
@@ -194,6 +227,14 @@ def own_objects() -> list[tuple[str, Obj]]:
                 **_workload("Job", "batch", **_job_spec(completions=3, completionMode="Indexed")),
                 "metadata": _meta("batch", labels={"team": "a"}),
             },
+        ),
+        (
+            "job with a backoff limit per index",
+            _workload(
+                "Job",
+                "perindex",
+                **_job_spec(completions=2, completionMode="Indexed", backoffLimitPerIndex=1),
+            ),
         ),
         ("job with parallelism", _workload("Job", "par", **_job_spec(parallelism=2))),
         (
