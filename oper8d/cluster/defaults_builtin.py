@@ -31,9 +31,16 @@ MAX_INT32 = 2**31 - 1
 
 
 def _set(obj: dict[str, Any], key: str, value: Any) -> None:
-    """``obj[key] = value`` when the key is absent or null."""
-    if obj.get(key) is None:
+    """``obj[key] = value`` when the key is absent, null or ``""`` (Go's zero string)."""
+    current = obj.get(key)
+    if current is None or (type(current) is str and not current):
         obj[key] = value
+
+
+def _empty(value: Any) -> bool:
+    """Absent as Go sees it: null, or an empty string, list or map (not ``0``/``false``,
+    which are other types where a string or list goes, for the schema check to refuse)."""
+    return value is None or (type(value) in (str, list, dict) and not value)
 
 
 def _map(obj: dict[str, Any], key: str) -> dict[str, Any] | None:
@@ -83,7 +90,7 @@ def _probe(probe: dict[str, Any]) -> None:
 
 
 def _http_get(action: dict[str, Any]) -> None:
-    if not action.get("path"):
+    if _empty(action.get("path")):
         action["path"] = "/"
     _set(action, "scheme", "HTTP")
 
@@ -107,7 +114,8 @@ def _service_spec(spec: dict[str, Any]) -> None:
     kind = spec["type"]
     for port in _dicts(spec.get("ports")):
         _set(port, "protocol", "TCP")
-        if port.get("targetPort") in (None, 0, ""):
+        target = port.get("targetPort")
+        if _empty(target) or (type(target) is int and target == 0):
             port["targetPort"] = port.get("port")
     if kind in ("NodePort", "LoadBalancer"):
         _set(spec, "externalTrafficPolicy", "Cluster")
@@ -135,7 +143,7 @@ def _pvc_spec(spec: dict[str, Any]) -> None:
 
 
 def _secret(secret: dict[str, Any]) -> None:
-    if not secret.get("type"):
+    if _empty(secret.get("type")):
         secret["type"] = "Opaque"
 
 
@@ -238,7 +246,7 @@ def _job(obj: dict[str, Any]) -> None:
     template_meta = template.get("metadata") if type(template) is dict else None
     labels = template_meta.get("labels") if type(template_meta) is dict else None
     meta = _map(obj, "metadata") if type(labels) is dict and labels else None
-    if meta is not None and not meta.get("labels"):  # a Job without labels takes its pods'
+    if meta is not None and _empty(meta.get("labels")):  # a Job without labels takes its pods'
         meta["labels"] = dict(labels or {})
 
 
@@ -265,7 +273,7 @@ def _hpa(obj: dict[str, Any]) -> None:
     if spec is None:
         return
     _set(spec, "minReplicas", 1)
-    if not spec.get("metrics"):
+    if _empty(spec.get("metrics")):
         cpu = {"type": "Utilization", "averageUtilization": 80}
         spec["metrics"] = [{"type": "Resource", "resource": {"name": "cpu", "target": cpu}}]
     behavior = spec.get("behavior")
@@ -296,7 +304,7 @@ def _scaling_rules(
 
 def _network_policy(obj: dict[str, Any]) -> None:
     spec = obj.get("spec")
-    if type(spec) is not dict or spec.get("policyTypes"):
+    if type(spec) is not dict or not _empty(spec.get("policyTypes")):
         return
     types = ["Ingress"]
     if spec.get("egress"):
@@ -305,12 +313,12 @@ def _network_policy(obj: dict[str, Any]) -> None:
 
 
 def _subject(subject: dict[str, Any]) -> None:
-    if not subject.get("apiGroup") and subject.get("kind") in ("User", "Group"):
+    if _empty(subject.get("apiGroup")) and subject.get("kind") in ("User", "Group"):
         subject["apiGroup"] = RBAC_GROUP
 
 
 def _role_ref(ref: dict[str, Any]) -> None:
-    if not ref.get("apiGroup"):
+    if _empty(ref.get("apiGroup")):
         ref["apiGroup"] = RBAC_GROUP
 
 

@@ -15,6 +15,10 @@ kind once the write is decoded, so no field manager owns them:
   test apiserver: a headless Service without a selector takes both families);
 * a Namespace's ``kubernetes.io/metadata.name`` label and ``spec.finalizers``, and a
   PersistentVolumeClaim's protection finalizer.
+
+It also refuses (422) a Deployment or StatefulSet whose strategy is not RollingUpdate but
+that still has a ``rollingUpdate``, as the apiserver does: with defaults stored, that is
+what switching a server-side applied workload to ``Recreate``/``OnDelete`` leaves.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from oper8d.cluster.admission import describe
+from oper8d.errors import ClusterError
 from oper8d.objects import Obj
 
 TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
@@ -57,6 +63,13 @@ _INITIAL_STATUS: Mapping[tuple[str, str], Mapping[str, Any]] = {
 }
 
 
+#: where a workload's ``rollingUpdate`` goes, and the type it is allowed with
+_ROLLING_ONLY: Mapping[tuple[str, str], tuple[str, str]] = {
+    ("apps/v1", "Deployment"): ("strategy", "RollingUpdate"),
+    ("apps/v1", "StatefulSet"): ("updateStrategy", "RollingUpdate"),
+}
+
+
 def initial_status(api_version: str, kind: str) -> dict[str, Any] | None:
     """The status a newly created object of a built-in kind has, or None (none)."""
     status = _INITIAL_STATUS.get((api_version, kind))
@@ -66,7 +79,7 @@ def initial_status(api_version: str, kind: str) -> dict[str, Any] | None:
 def on_write(new: Obj, old: Obj | None, uid: str) -> None:
     """Set, in place, what the registry of ``new``'s kind sets on a create (``old`` is
     None) or an update; ``uid`` is the object's (new or kept)."""
-    api_version, kind = new.get("apiVersion"), new.get("kind")
+    api_version, kind = str(new.get("apiVersion")), str(new.get("kind"))
     meta = new.get("metadata")
     if type(meta) is not dict:
         return
@@ -78,6 +91,8 @@ def on_write(new: Obj, old: Obj | None, uid: str) -> None:
         return
     if (api_version, kind) == ("batch/v1", "Job") and old is None:
         _job_selector(spec, meta, uid)
+    elif (api_version, kind) in _ROLLING_ONLY:
+        _refuse_rolling_update(new, spec, *_ROLLING_ONLY[(api_version, kind)])
     elif (api_version, kind) == ("apps/v1", "DaemonSet"):
         _template_generation(new, old)
     elif (api_version, kind) == ("v1", "Service"):
@@ -132,6 +147,24 @@ def _job_selector(spec: dict[str, Any], meta: dict[str, Any], uid: str) -> None:
     spec["manualSelector"] = False
 
 
+def _refuse_rolling_update(new: Obj, spec: dict[str, Any], field: str, allowed: str) -> None:
+    """A Deployment or StatefulSet whose strategy type is not RollingUpdate may not keep
+    ``rollingUpdate`` (422), even the one the server defaulted, which nobody owns: a
+    server-side apply switching to ``Recreate``/``OnDelete`` fails (even with
+    ``rollingUpdate: null``) until a patch or update removes it, as on the apiserver."""
+    strategy = spec.get(field)
+    if type(strategy) is not dict or strategy.get("rollingUpdate") is None:
+        return
+    kind = strategy.get("type")
+    if kind != allowed:
+        raise ClusterError(
+            f"{describe(new)} is invalid: spec.{field}.rollingUpdate: Forbidden: may not be "
+            f"specified when strategy `type` is {kind!r} (the server's default stays after "
+            f"a server-side apply: remove it with a merge patch setting it to null)",
+            status=422,
+        )
+
+
 def _template_generation(new: Obj, old: Obj | None) -> None:
     annotations = new["metadata"].get("annotations")
     if annotations is None:
@@ -158,7 +191,7 @@ def _ip_families(spec: dict[str, Any], old: Any) -> None:
     open_headless = spec.get("clusterIP") == "None" and not spec.get("selector")
     if spec.get("ipFamilyPolicy") is None:
         spec["ipFamilyPolicy"] = "RequireDualStack" if open_headless else "SingleStack"
-    if not spec.get("ipFamilies"):
+    if spec.get("ipFamilies") in (None, []):
         families = ["IPv4"]
         if open_headless and spec["ipFamilyPolicy"] != "SingleStack":
             families.append("IPv6")

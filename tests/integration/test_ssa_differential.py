@@ -226,6 +226,38 @@ def test_unknown_fields_are_refused_alike(real: KubeCluster, namespace: str, whi
     assert _read(real, obj) is None  # refused on both sides, not dropped
 
 
+# -- a strategy switched away from the defaulted RollingUpdate -------------------------------
+
+_SWITCHES = [
+    ("Deployment", "strategy", {"type": "Recreate"}),
+    ("Deployment", "strategy", {"type": "Recreate", "rollingUpdate": None}),
+    ("StatefulSet", "updateStrategy", {"type": "OnDelete"}),
+    ("StatefulSet", "updateStrategy", {"type": "OnDelete", "rollingUpdate": None}),
+    ("DaemonSet", "updateStrategy", {"type": "OnDelete"}),
+]
+
+
+@pytest.mark.parametrize("which", range(len(_SWITCHES)))
+def test_switching_strategy_after_the_default_fails_or_passes_alike(
+    real: KubeCluster, namespace: str, which: int
+) -> None:
+    """The server defaults ``rollingUpdate``; a later apply of another strategy type keeps
+    it (nobody owns it), which Deployments and StatefulSets refuse, even when the config
+    sets it to null."""
+    kind, field, strategy = _SWITCHES[which]
+    name = f"switch-{next(_names)}"
+    first = _deployment(
+        namespace,
+        name,
+        {"finalizers": [], "pod": {"containers": [{"name": "app", "image": "nginx:1"}]}},
+    )
+    first["kind"] = kind
+    second = copy.deepcopy(first)
+    second["spec"][field] = strategy
+    problems = compare(real, [("op", first), ("op", second)])
+    assert not problems, problems[0]
+
+
 # -- generated Deployments --------------------------------------------------------------------
 
 _ENV = st.lists(st.sampled_from(["A", "B", "C", "D"]), unique=True, max_size=3).map(

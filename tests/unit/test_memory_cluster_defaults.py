@@ -344,3 +344,30 @@ def test_a_custom_resource_applied_and_updated_keeps_its_defaults(
     assert updated["spec"]["size"] == 2  # op dropped it: the default again
     status = with_crd.update_status({**updated, "status": {}})
     assert status["status"] == {"phase": "New"}
+
+
+@pytest.mark.parametrize(
+    "strategy", [{"type": "Recreate"}, {"type": "Recreate", "rollingUpdate": None}]
+)
+def test_applying_recreate_over_the_defaulted_rolling_update_is_refused(
+    cluster: MemoryCluster, strategy: Obj
+) -> None:
+    cluster.apply(deployment(), field_manager="op")
+    with pytest.raises(ClusterError) as caught:  # nobody owns the default: it stays
+        cluster.apply(deployment(strategy=strategy), field_manager="op")
+    assert caught.value.status == 422
+    assert "spec.strategy.rollingUpdate: Forbidden" in str(caught.value)
+    # a merge patch removes it, as on the apiserver
+    patch = {"spec": {"strategy": {"type": "Recreate", "rollingUpdate": None}}}
+    patched = cluster.patch("apps/v1", "Deployment", "web", "demo", patch=patch)
+    assert patched["spec"]["strategy"] == {"type": "Recreate"}
+
+
+@pytest.mark.parametrize("value", [False, 7, ["Opaque"]])
+def test_a_secret_type_of_the_wrong_type_is_refused_not_defaulted(
+    cluster: MemoryCluster, value: Any
+) -> None:
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "d"}}
+    with pytest.raises(ClusterError):
+        cluster.create({**secret, "type": value})
+    assert cluster.create({**secret, "type": ""})["type"] == "Opaque"
