@@ -37,10 +37,10 @@ def _set(obj: dict[str, Any], key: str, value: Any) -> None:
         obj[key] = value
 
 
-def _empty(value: Any) -> bool:
-    """Absent as Go sees it: null, or an empty string, list or map (not ``0``/``false``,
-    which are other types where a string or list goes, for the schema check to refuse)."""
-    return value is None or (type(value) in (str, list, dict) and not value)
+def _empty(value: Any, kind: type = str) -> bool:
+    """Absent as Go sees it: null, or the empty value of the field's ``kind`` (a value of
+    another JSON type is left for the schema check to refuse)."""
+    return value is None or (type(value) is kind and not value)
 
 
 def _map(obj: dict[str, Any], key: str) -> dict[str, Any] | None:
@@ -246,7 +246,8 @@ def _job(obj: dict[str, Any]) -> None:
     template_meta = template.get("metadata") if type(template) is dict else None
     labels = template_meta.get("labels") if type(template_meta) is dict else None
     meta = _map(obj, "metadata") if type(labels) is dict and labels else None
-    if meta is not None and _empty(meta.get("labels")):  # a Job without labels takes its pods'
+    # a Job without labels takes its pods'
+    if meta is not None and _empty(meta.get("labels"), dict):
         meta["labels"] = dict(labels or {})
 
 
@@ -273,7 +274,7 @@ def _hpa(obj: dict[str, Any]) -> None:
     if spec is None:
         return
     _set(spec, "minReplicas", 1)
-    if _empty(spec.get("metrics")):
+    if _empty(spec.get("metrics"), list):
         cpu = {"type": "Utilization", "averageUtilization": 80}
         spec["metrics"] = [{"type": "Resource", "resource": {"name": "cpu", "target": cpu}}]
     behavior = spec.get("behavior")
@@ -304,7 +305,7 @@ def _scaling_rules(
 
 def _network_policy(obj: dict[str, Any]) -> None:
     spec = obj.get("spec")
-    if type(spec) is not dict or not _empty(spec.get("policyTypes")):
+    if type(spec) is not dict or not _empty(spec.get("policyTypes"), list):
         return
     types = ["Ingress"]
     if spec.get("egress"):
