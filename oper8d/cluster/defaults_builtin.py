@@ -290,6 +290,7 @@ def _hpa_v1(obj: dict[str, Any]) -> None:
     spec = _map(obj, "spec")
     if spec is not None:
         _set(spec, "minReplicas", 1)
+        _set(spec, "targetCPUUtilizationPercentage", 80)  # (v2's default metric, converted)
 
 
 def _scaling_rules(

@@ -203,6 +203,17 @@ def own_objects() -> list[tuple[str, Obj]]:
             ),
         ),
         (
+            "statefulset partial policies",
+            _workload(
+                "StatefulSet",
+                "partial",
+                selector=_selector("sp"),
+                template=_template("sp"),
+                updateStrategy={"rollingUpdate": {"partition": 2}},
+                persistentVolumeClaimRetentionPolicy={"whenDeleted": "Delete"},
+            ),
+        ),
+        (
             "daemonset",
             _workload("DaemonSet", "agent", selector=_selector("a"), template=_template("a")),
         ),
@@ -351,6 +362,18 @@ def own_objects() -> list[tuple[str, Obj]]:
                 ],
                 behavior={"scaleDown": {"stabilizationWindowSeconds": 60}},
             ),
+        ),
+        (
+            "hpa v1",
+            {
+                "apiVersion": "autoscaling/v1",
+                "kind": "HorizontalPodAutoscaler",
+                "metadata": _meta("v1"),
+                "spec": {
+                    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "w"},
+                    "maxReplicas": 3,
+                },
+            },
         ),
         (
             "pdb",
