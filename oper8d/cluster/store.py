@@ -4,7 +4,8 @@ Used only by ``cluster.memory.MemoryCluster``, which holds its lock around every
 counts requests and delivers the watch events queued here in ``events``. The rules
 (system metadata, resourceVersion, generation, status, finalizers, garbage collection,
 namespaces) are described in ``cluster.memory``'s docstring; field merging and
-ownership live in ``cluster.fields``, admission checks in ``cluster.admission``.
+ownership live in ``cluster.fields``, admission checks in ``cluster.admission``, defaults
+in ``cluster.defaults`` (and what a kind's registry sets in ``cluster.defaults_server``).
 """
 
 from __future__ import annotations
