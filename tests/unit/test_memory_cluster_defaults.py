@@ -15,6 +15,7 @@ import pytest
 
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.errors import ClusterError
+from oper8d.kubeschema import KubeSchemas
 
 Obj = dict[str, Any]
 
@@ -371,3 +372,13 @@ def test_a_secret_type_of_the_wrong_type_is_refused_not_defaulted(
     with pytest.raises(ClusterError):
         cluster.create({**secret, "type": value})
     assert cluster.create({**secret, "type": ""})["type"] == "Opaque"
+
+
+def test_a_crd_given_with_the_schemas_defaults_its_resources_too() -> None:
+    """A dry run's cluster knows the bundle's CRD through ``schemas=``, without creating it:
+    the CR it applies gets the schema's defaults all the same."""
+    schemas = KubeSchemas.builtin().with_crds([crd()])
+    cluster = MemoryCluster(schemas=schemas)
+    cluster.register_kind("example.com/v1", "Gizmo", namespaced=True)
+    applied = cluster.apply(gizmo({"size": 3}), field_manager="oper8d-cli")
+    assert applied["spec"] == {"note": "n", "size": 3, "tuning": {"burst": False, "level": 1}}
