@@ -246,13 +246,14 @@ class Store(DeletionMixin):
         admission.check_values(new, self.list_types.schemas)
         admission.mutate(new, old, self._allocate_cluster_ip)
         admission.validate(new, old)
+        if old is None:
+            self._check_namespace_open(key, new)
         uid = str(old["metadata"]["uid"]) if old else self._new_uid()
         on_write(new, old, uid)  # what the kind's registry sets
         # stored as the API server stores it: Go maps (labels, data, custom resources) sorted
         new = admission.server_ordered(new)
         meta = new["metadata"]
         if old is None:
-            self._check_namespace_open(key, new)
             meta["uid"] = uid
             meta["creationTimestamp"] = self._timestamp()
             if has_generation(key[0], key[1]):
