@@ -1,18 +1,32 @@
-"""The defaults the in-memory API server fills in before it merges and stores a write.
+"""The defaults the in-memory API server fills in before it stores a write.
 
-Used by ``cluster.store`` on every write's content. Only defaults that change what a
-write does are modelled: the ``protocol`` of a port is part of its identity in a list
-keyed by ``(containerPort, protocol)`` or ``(port, protocol)``, so the apiserver fills in
-``TCP`` before server-side apply matches items, and a port applied without a protocol is
-the same item as that port applied with ``protocol: TCP``. Other defaults (a Service's
-``type``, a container's ``imagePullPolicy`` ...) are not written.
+Used by ``cluster.store`` on every write's content, as the apiserver defaults an object
+when it decodes one:
+
+* ``fill_key_defaults`` first, on what a client sends: the ``protocol`` of a port is part
+  of its identity in a list keyed by ``(containerPort, protocol)`` or ``(port,
+  protocol)``, so the apiserver fills in ``TCP`` before server-side apply matches items,
+  and a port applied without a protocol is the same item as that port applied with
+  ``protocol: TCP``;
+* ``apply_defaults`` on the object a write makes (a create's content, an update's or
+  patch's merged result, a server-side apply's merged result): a built-in kind gets
+  Kubernetes' defaulting functions (``cluster.defaults_builtin``), a custom resource the
+  ``default:`` values of its CRD's structural schema (``cluster.defaults_crd``).
+
+A create or an update owns the defaults it gets (the apiserver defaults before it
+records ownership); a server-side apply owns only what it applied, so the defaults of
+its result are owned by nobody. What the storage layer of each kind sets afterwards
+(a Job's selector, a new object's status...) is in ``cluster.defaults_server``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from oper8d.cluster.defaults_builtin import default_builtin
+from oper8d.cluster.defaults_crd import default_custom
 from oper8d.cluster.listtypes import Shape
+from oper8d.kubeschema import KubeSchemas
 
 DEFAULT_PROTOCOL = "TCP"
 
@@ -32,3 +46,27 @@ def fill_key_defaults(tree: dict[str, Any], shape: Shape) -> None:
                 if "protocol" in list_type.keys and item.get("protocol") is None:
                     item["protocol"] = DEFAULT_PROTOCOL
                 fill_key_defaults(item, items)
+
+
+def apply_defaults(
+    content: dict[str, Any], api_version: str, kind: str, schemas: KubeSchemas
+) -> None:
+    """Fill in, in place, the defaults of an object's content (without apiVersion, kind
+    and status) of ``kind`` in ``api_version``. A kind without a known schema gets none."""
+    schema = schemas.raw_schema(api_version, kind)
+    info = schemas.kind_info(api_version, kind)
+    if schema is None or info is None:
+        return
+    if info.builtin:
+        default_builtin(content, api_version, kind, schema, schemas.definitions)
+    else:
+        default_custom(content, schema)
+
+
+def apply_status_defaults(status: Any, api_version: str, kind: str, schemas: KubeSchemas) -> None:
+    """Fill in, in place, the schema defaults of a custom resource's status write."""
+    info = schemas.kind_info(api_version, kind)
+    schema = schemas.raw_schema(api_version, kind)
+    if info is None or info.builtin or schema is None or type(status) is not dict:
+        return
+    default_custom({"status": status}, schema)

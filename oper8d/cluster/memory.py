@@ -62,10 +62,19 @@ base64 Secret data; 400 for a built-in body of the wrong JSON types, else 422; a
 served in a served group is refused, a kind of an unknown group is not checked), which a
 differential test holds to the real apiserver's verdicts. Server-side apply merges lists
 by their list type and map keys, a server-side apply with a field the schema lacks fails,
-other writes drop such fields (a custom resource is pruned to its structural schema), and
-a port's ``protocol`` defaults to TCP. ``schemas=`` gives another ``KubeSchemas``.
+other writes drop such fields (a custom resource is pruned to its structural schema).
+``schemas=`` gives another ``KubeSchemas``.
 
-Not modelled: other defaulting of built-in types, validation that lives in Go code rather
+Defaults (``cluster.defaults``): every write gets the defaults the apiserver fills in, on
+the object the write makes (a create's, or an update's, patch's or server-side apply's
+merged result): a custom resource its CRD schema's ``default:`` values, a built-in kind
+Kubernetes' defaulting functions (a Deployment's ``replicas: 1``, a pod template's
+``restartPolicy``, a container's ``imagePullPolicy``, a Service port's ``targetPort``...),
+then what the kind's registry sets (a Job's selector, a new object's status: see
+``cluster.defaults_server``). A server-side apply does not own the defaults it gets; a
+create or update does. A differential test holds the result to a real apiserver's.
+
+Not modelled: validation that lives in Go code rather
 than in the schema (``spec.replicas >= 0`` of a Deployment), CEL rules, field selectors, the
 NamespaceLifecycle check that a namespace exists, ``managedFields`` in objects (see
 ``managed_fields``), pods and ReplicaSets created by controllers. Thread-safe: one

@@ -4,7 +4,8 @@ Used only by ``cluster.memory.MemoryCluster``, which holds its lock around every
 counts requests and delivers the watch events queued here in ``events``. The rules
 (system metadata, resourceVersion, generation, status, finalizers, garbage collection,
 namespaces) are described in ``cluster.memory``'s docstring; field merging and
-ownership live in ``cluster.fields``, admission checks in ``cluster.admission``.
+ownership live in ``cluster.fields``, admission checks in ``cluster.admission``, defaults
+in ``cluster.defaults`` (and what a kind's registry sets in ``cluster.defaults_server``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any
 
 from oper8d.cluster import admission, fields
 from oper8d.cluster.base import Propagation
-from oper8d.cluster.defaults import fill_key_defaults
+from oper8d.cluster.defaults import apply_defaults, apply_status_defaults, fill_key_defaults
+from oper8d.cluster.defaults_server import initial_status, on_write
 from oper8d.cluster.deletion import DeletionMixin
 from oper8d.cluster.index import Key, ObjectIndex
 from oper8d.cluster.listtypes import ListTypes, Shape
@@ -154,7 +156,7 @@ class Store(DeletionMixin):
             raise ClusterError(
                 f"{admission.describe(obj)}: resourceVersion must not be set on create", status=400
             )
-        new = self._content(obj)
+        new = self._defaulted(self._content(obj), obj)
         owners = fields.record_update(None, new, {}, manager, self._shape(obj))
         return self._write(key, _compose(new, key, obj), owners)
 
@@ -178,6 +180,7 @@ class Store(DeletionMixin):
             force=force,
             where=admission.describe(obj),
         )
+        new = self._defaulted(fields.clone(new), obj)  # defaults owned by nobody
         return self._write(key, _compose(new, key, entry.obj if entry else obj), owners)
 
     def put(self, obj: Obj, manager: str, *, merge: bool) -> Obj:
@@ -186,6 +189,7 @@ class Store(DeletionMixin):
         check_preconditions(obj, entry.obj)
         live = fields.content(entry.obj)
         new = fields.merge(live, self._content(obj)) if merge else self._content(obj)
+        new = self._defaulted(fields.clone(new), obj)
         owners = fields.record_update(live, new, entry.owners, manager, self._shape(obj))
         return self._write(key, _compose(new, key, entry.obj), owners)
 
@@ -197,6 +201,7 @@ class Store(DeletionMixin):
         new = fields.merge(live, fields.content(patch), keyed=False)
         admission.prune_unknown(new, self._shape(target))
         fill_key_defaults(new, self._shape(target))
+        new = self._defaulted(fields.clone(new), target)
         owners = fields.record_update(live, new, entry.owners, manager, self._shape(target))
         return self._write(key, _compose(new, key, entry.obj), owners)
 
@@ -208,7 +213,10 @@ class Store(DeletionMixin):
         # (a kind without status, such as ConfigMap, has no status subresource: a real
         # server answers 404; not modelled, the status is stored unchecked)
         if schemas.has_field(*kind, ("status",))[0] is not False:
-            admission.check_values({**entry.obj, "status": obj.get("status")}, schemas)
+            status = fields.clone(obj.get("status"))
+            apply_status_defaults(status, *kind, schemas)
+            admission.check_values({**entry.obj, "status": status}, schemas)
+            return self._write_status(key, status)
         return self._write_status(key, obj.get("status"))
 
     def delete(self, key: Key, propagation: Propagation) -> bool:
@@ -242,17 +250,21 @@ class Store(DeletionMixin):
         admission.check_values(new, self.list_types.schemas)
         admission.mutate(new, old, self._allocate_cluster_ip)
         admission.validate(new, old)
+        if old is None:
+            self._check_namespace_open(key, new)
+        uid = str(old["metadata"]["uid"]) if old else self._new_uid()
+        on_write(new, old, uid)  # what the kind's registry sets
         # stored as the API server stores it: Go maps (labels, data, custom resources) sorted
         new = admission.server_ordered(new)
         meta = new["metadata"]
         if old is None:
-            self._check_namespace_open(key, new)
-            meta["uid"] = self._new_uid()
+            meta["uid"] = uid
             meta["creationTimestamp"] = self._timestamp()
             if has_generation(key[0], key[1]):
                 meta["generation"] = 1
-            if key[:2] == ("", "Namespace"):
-                new["status"] = {"phase": "Active"}
+            status = initial_status(str(new["apiVersion"]), key[1])
+            if status is not None:
+                new["status"] = status
         else:
             old_meta = old["metadata"]
             for name in fields.SYSTEM_METADATA & old_meta.keys():
@@ -318,6 +330,12 @@ class Store(DeletionMixin):
             admission.prune_unknown(new, shape)
         fill_key_defaults(new, shape)
         return new
+
+    def _defaulted(self, content: dict[str, Any], obj: Obj) -> dict[str, Any]:
+        """``content`` (the write's own) with the defaults of ``obj``'s kind filled in."""
+        api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
+        apply_defaults(content, api_version, kind, self.list_types.schemas)
+        return content
 
     def _shape(self, obj: Obj) -> Shape:
         entry = self._objects.get(self.key_of(obj))

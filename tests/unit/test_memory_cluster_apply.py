@@ -36,7 +36,8 @@ def test_apply_removes_fields_the_manager_stopped_setting(cluster: MemoryCluster
     cluster.apply(service(selector={"app": "web"}), field_manager="op")
     spec = live_service(cluster)["spec"]
     assert spec["selector"] == {"app": "web"}
-    assert "sessionAffinity" not in spec
+    assert spec["sessionAffinity"] == "None"  # back to the server's default
+    assert "sessionAffinityConfig" not in spec  # (defaulted for ClientIP, dropped with it)
 
 
 def test_apply_keeps_fields_another_manager_set(cluster: MemoryCluster) -> None:
@@ -46,7 +47,7 @@ def test_apply_keeps_fields_another_manager_set(cluster: MemoryCluster) -> None:
     spec = live_service(cluster)["spec"]
     assert spec["selector"] == {"extra": "y"}  # admin's label stays, op's went
     assert spec["externalName"] == "x"
-    assert spec["ports"] == [{"port": 80, "protocol": "TCP"}]  # the server's default
+    assert spec["ports"] == [{"port": 80, "protocol": "TCP", "targetPort": 80}]  # defaults
 
 
 def test_a_field_both_managers_set_stays_when_one_drops_it(cluster: MemoryCluster) -> None:
@@ -74,13 +75,17 @@ def test_apply_with_force_takes_the_field_over(cluster: MemoryCluster) -> None:
     assert "spec.sessionAffinity" in owners["op"]
     assert "spec.sessionAffinity" not in owners.get("admin", [])
     cluster.apply(service(), field_manager="op")  # op owns it alone now: dropping removes it
-    assert "sessionAffinity" not in live_service(cluster)["spec"]
+    assert live_service(cluster)["spec"]["sessionAffinity"] == "None"  # (the default)
+    assert (
+        "spec.sessionAffinity" not in cluster.managed_fields("v1", "Service", "web", "demo")["op"]
+    )
 
 
 def test_ports_a_manager_stops_applying_are_removed(cluster: MemoryCluster) -> None:
     cluster.apply(service(ports=[{"port": 80}, {"port": 443}]), field_manager="op")
     cluster.apply(service(ports=[{"port": 8080}]), field_manager="op")
-    assert live_service(cluster)["spec"]["ports"] == [{"port": 8080, "protocol": "TCP"}]
+    ports = [{"port": 8080, "protocol": "TCP", "targetPort": 8080}]
+    assert live_service(cluster)["spec"]["ports"] == ports
 
 
 def test_finalizers_of_different_managers_are_kept_apart(cluster: MemoryCluster) -> None:
@@ -128,7 +133,7 @@ def test_replace_method_puts_the_whole_object(cluster: MemoryCluster) -> None:
     cluster.apply(service(selector={"tier": "front"}), field_manager="op", method="replace")
     spec = live_service(cluster)["spec"]
     assert spec["selector"] == {"tier": "front"}
-    assert "sessionAffinity" not in spec
+    assert spec["sessionAffinity"] == "None"  # the PUT did not send it: defaulted again
     assert spec["clusterIP"] == "10.96.0.1"  # allocated by the server, kept by a PUT
 
 
@@ -145,7 +150,7 @@ def test_merge_patch_merges_maps_deletes_nulls_and_replaces_lists(cluster: Memor
         patch={"spec": {"selector": {"tier": None, "zone": "a"}, "ports": [{"port": 81}]}},
     )
     assert live["spec"]["selector"] == {"app": "web", "zone": "a"}
-    assert live["spec"]["ports"] == [{"port": 81, "protocol": "TCP"}]
+    assert live["spec"]["ports"] == [{"port": 81, "protocol": "TCP", "targetPort": 81}]
 
 
 def test_patch_with_a_stale_resource_version_conflicts(cluster: MemoryCluster) -> None:

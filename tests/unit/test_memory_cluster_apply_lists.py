@@ -48,7 +48,13 @@ def partial(*containers: dict[str, Any]) -> dict:
 def containers(cluster: MemoryCluster) -> list[dict]:
     live = cluster.get("apps/v1", "Deployment", "web", "demo")
     assert live is not None
-    return list(live["spec"]["template"]["spec"]["containers"])
+    return [written(c) for c in live["spec"]["template"]["spec"]["containers"]]
+
+
+def written(container: dict) -> dict:
+    """A container without the fields the server defaults (cluster.defaults_builtin)."""
+    defaulted = ("terminationMessagePath", "terminationMessagePolicy", "imagePullPolicy")
+    return {k: v for k, v in container.items() if k not in (*defaulted, "resources")}
 
 
 def test_a_second_manager_adds_an_env_var_to_a_container_by_name(cluster: MemoryCluster) -> None:

@@ -206,7 +206,7 @@ def test_claims_bind_and_load_balancers_get_an_address() -> None:
         "capacity": {"storage": "1Gi"},
     }
     assert live(cluster, lb)["status"]["loadBalancer"]["ingress"][0]["ip"] == "127.0.0.1"
-    assert "status" not in live(cluster, plain)
+    assert live(cluster, plain)["status"] == {"loadBalancer": {}}  # the apiserver's, no address
 
 
 def test_an_override_makes_a_job_fail() -> None:
@@ -275,11 +275,13 @@ def test_a_delayed_job_is_active_before_it_fails_by_override() -> None:
 
 def test_simulated_statuses_are_written_like_status_updates() -> None:
     cluster = make_cluster()
-    events: list[tuple[str, bool]] = []
-    cluster.watch(lambda kind, obj: events.append((kind, "status" in obj)))
+    events: list[tuple[str, dict]] = []
+    cluster.watch(lambda kind, obj: events.append((kind, obj)))
     created = cluster.apply(workload("Deployment"), field_manager="op")
     obj = live(cluster, workload("Deployment"))
-    assert events == [("ADDED", False), ("MODIFIED", True)]
+    statuses = [(kind, obj.get("status")) for kind, obj in events]
+    assert statuses[0] == ("ADDED", {})  # a new Deployment's status, as the apiserver's
+    assert statuses[1][0] == "MODIFIED" and statuses[1][1]  # then the simulated one
     assert (
         int(obj["metadata"]["resourceVersion"]) == int(created["metadata"]["resourceVersion"]) + 1
     )
@@ -295,5 +297,5 @@ def test_a_negative_delay_is_refused() -> None:
 def test_without_a_simulator_nothing_gets_a_status() -> None:
     cluster = MemoryCluster()
     cluster.apply(workload("Deployment"), field_manager="op")
-    assert "status" not in live(cluster, workload("Deployment"))
+    assert live(cluster, workload("Deployment"))["status"] == {}  # a new one's, never moved
     assert cluster.tick() == 0
