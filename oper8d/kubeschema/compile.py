@@ -110,6 +110,10 @@ class Compiler:
         node.null_ok = self.builtin or bool(schema.get("nullable"))
         if not self.builtin:
             node.extra = (*node.extra, *constraints.value_checks(schema, self))
+        elif isinstance(node, ArrayNode):
+            unique = constraints.list_map_check(schema)
+            if unique is not None:
+                node.extra = (*node.extra, unique)
         if "enum" in schema and not isinstance(node, ObjectNode | ArrayNode):
             empty_ok = ("",) if self.builtin and optional else ()
             node.extra = (enum_check(schema["enum"], empty_ok), *node.extra)

@@ -105,6 +105,31 @@ def _unique_checks(schema: Mapping[str, Any]) -> list[Check]:
     return [check]
 
 
+def list_map_check(schema: Mapping[str, Any]) -> Check | None:
+    """A built-in list of type ``map``: server-side apply refuses two items with the same
+    map keys ("duplicate entries for key [name=\"web\"]"), although a POST takes some
+    (env vars, container ports). Items without a key field count it as unset."""
+    keys = schema.get("x-kubernetes-list-map-keys")
+    if schema.get("x-kubernetes-list-type") != "map" or not isinstance(keys, list) or not keys:
+        return None
+
+    def check(value: Any, path: Path, errors: Errors) -> None:
+        if not isinstance(value, list):
+            return
+        seen: set[str] = set()
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                continue
+            shown = ",".join(f"{k}={json.dumps(item.get(k))}" for k in keys if k in item)
+            key = json.dumps([item.get(k) for k in keys], sort_keys=True, default=str)
+            if key in seen:
+                message = f"duplicate entries for key [{shown}] (server-side apply refuses them)"
+                errors.append(((*path, i), f"Duplicate value: {message}"))
+            seen.add(key)
+
+    return check
+
+
 def _junctor_checks(schema: Mapping[str, Any], compiler: Compiler) -> list[Check]:
     checks: list[Check] = []
     for branch in schema.get("allOf") or ():

@@ -131,6 +131,12 @@ def meta_problems(group: str, kind: str, meta: Any, path: Path, errors: Errors) 
         problem = label_problem(namespace)
         if problem:
             errors.append(((*path, "namespace"), f'Invalid value: "{namespace}": {problem}'))
+    label_annotation_problems(meta, path, errors)
+
+
+def label_annotation_problems(meta: dict[str, Any], path: Path, errors: Errors) -> None:
+    """Append the problems of the labels and annotations of an ObjectMeta at ``path``
+    (an object's own metadata, or one embedded in it such as a pod template's)."""
     labels = meta.get("labels")
     if isinstance(labels, dict):
         for key, value in labels.items():
