@@ -68,23 +68,50 @@ def _apiserver_rejects(
     return status >= 300, f"{status} {text[:400]}"
 
 
-def _memory_rejects(schemas: KubeSchemas, obj: dict[str, Any]) -> tuple[bool, str]:
-    """The in-memory cluster's verdict on creating ``obj`` in namespace default."""
+def _apiserver_apply_rejects(
+    env: Environment, schemas: KubeSchemas, obj: dict[str, Any], validation: str = "Strict"
+) -> tuple[bool, str]:
+    """The apiserver's verdict on a server-side apply of ``obj`` (what oper8d sends)."""
+    path = f"{_collection(obj, schemas)}/{obj['metadata']['name']}"
+    query = f"?dryRun=All&fieldValidation={validation}&fieldManager=kubeschema-test&force=true"
+    url = f"{env.server_url}{path}{query}"
+    request = urllib.request.Request(url, data=json.dumps(obj).encode(), method="PATCH")
+    request.add_header("Authorization", f"Bearer {env.admin_token}")
+    request.add_header("Content-Type", "application/apply-patch+yaml")
+    context = ssl.create_default_context(cafile=str(env.ca_file))
+    try:
+        with urllib.request.urlopen(request, context=context, timeout=30) as response:
+            return False, f"{response.status} {response.read().decode()[:400]}"
+    except urllib.error.HTTPError as e:
+        return True, f"{e.code} {e.read().decode()[:400]}"
+
+
+def _memory_rejects(
+    schemas: KubeSchemas, obj: dict[str, Any], apply: bool = False
+) -> tuple[bool, str]:
+    """The in-memory cluster's verdict on creating (or applying) ``obj`` in namespace
+    default."""
     obj = copy.deepcopy(obj)
     info = schemas.kind_info(str(obj.get("apiVersion")), str(obj.get("kind")))
     meta = obj.get("metadata")
     if isinstance(meta, dict) and (info is None or info.namespaced):
         meta.setdefault("namespace", "default")
     try:
-        MemoryCluster(schemas=schemas).create(obj)
+        if apply:
+            MemoryCluster(schemas=schemas).apply(obj, field_manager="kubeschema-test")
+        else:
+            MemoryCluster(schemas=schemas).create(obj)
     except ClusterError as err:
         return True, err.message
     return False, "created"
 
 
-def _agree_in_memory(env: Environment, schemas: KubeSchemas, obj: dict[str, Any]) -> None:
-    rejected, answer = _apiserver_rejects(env, schemas, obj, validation="Ignore")
-    ours, message = _memory_rejects(schemas, obj)
+def _agree_in_memory(
+    env: Environment, schemas: KubeSchemas, obj: dict[str, Any], apply: bool = False
+) -> None:
+    verdict = _apiserver_apply_rejects if apply else _apiserver_rejects
+    rejected, answer = verdict(env, schemas, obj, validation="Ignore")
+    ours, message = _memory_rejects(schemas, obj, apply)
     assert ours == rejected, f"apiserver: {answer}\nin-memory cluster: {message}"
 
 
@@ -97,11 +124,12 @@ def schemas() -> KubeSchemas:
 def test_validator_agrees_with_the_apiserver_on_the_corpus(
     envtest: Environment, schemas: KubeSchemas, case: Any
 ) -> None:
-    rejected, answer = _apiserver_rejects(envtest, schemas, case.obj)
+    verdict = _apiserver_apply_rejects if case.apply else _apiserver_rejects
+    rejected, answer = verdict(envtest, schemas, case.obj)
     ours = schemas.validate(case.obj)
     assert rejected == case.rejected, f"the corpus is wrong about {case.name}: {answer}"
     assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
-    _agree_in_memory(envtest, schemas, case.obj)
+    _agree_in_memory(envtest, schemas, case.obj, case.apply)
 
 
 EXAMPLES = rendered_examples()
