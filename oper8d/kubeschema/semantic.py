@@ -27,6 +27,9 @@ NODE_PORTS = (30000, 32767)
 #: a list item in an embedded-metadata path pattern
 _ITEM = -1
 
+#: definitions whose own ``metadata`` the apiserver checks when they are embedded (a
+#: CronJob's ``jobTemplate.metadata`` is not checked: the Jobs it makes fail instead)
+_CHECKED_OWNERS = frozenset({"io.k8s.api.core.v1.PodTemplateSpec"})
 _WORKLOAD_RESTART = ("Always",)
 _JOB_RESTART = ("OnFailure", "Never")
 
@@ -210,25 +213,27 @@ class SemanticChecks:
         if name in visiting:  # a recursive definition (JSONSchemaProps): no metadata there
             return ()
         visiting.add(name)
-        found = self._walk(self._defs.get(name) or {}, (), visiting)
+        found = self._walk(self._defs.get(name) or {}, (), visiting, name in _CHECKED_OWNERS)
         visiting.discard(name)
         self._below[name] = found
         return found
 
-    def _walk(self, schema: Mapping[str, Any], path: Path, visiting: set[str]) -> tuple[Path, ...]:
+    def _walk(
+        self, schema: Mapping[str, Any], path: Path, visiting: set[str], checked: bool
+    ) -> tuple[Path, ...]:
         ref = schema.get("$ref")
         if isinstance(ref, str):
             if ref == OBJECT_META:
-                return (path,)
+                return (path,) if checked else ()
             return tuple((*path, *p) for p in self._meta_below(ref, visiting))
         found: list[Path] = []
         for one in schema.get("allOf") or ():
-            found += self._walk(one, path, visiting)
+            found += self._walk(one, path, visiting, checked)
         for key, sub in (schema.get("properties") or {}).items():
-            found += self._walk(sub, (*path, key), visiting)
+            found += self._walk(sub, (*path, key), visiting, checked)
         items = schema.get("items")
         if isinstance(items, Mapping):
-            found += self._walk(items, (*path, _ITEM), visiting)
+            found += self._walk(items, (*path, _ITEM), visiting, checked)
         return tuple(found)
 
 
