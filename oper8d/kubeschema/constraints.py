@@ -105,10 +105,15 @@ def _unique_checks(schema: Mapping[str, Any]) -> list[Check]:
     return [check]
 
 
+#: map keys the apiserver defaults before it compares items (a port's protocol)
+_KEY_DEFAULTS = {"protocol": "TCP"}
+
+
 def list_map_check(schema: Mapping[str, Any]) -> Check | None:
     """A built-in list of type ``map``: server-side apply refuses two items with the same
     map keys ("duplicate entries for key [name=\"web\"]"), although a POST takes some
-    (env vars, container ports). Items without a key field count it as unset."""
+    (env vars, container ports). A missing key field counts as its default (a port's
+    protocol: TCP), else as unset."""
     keys = schema.get("x-kubernetes-list-map-keys")
     if schema.get("x-kubernetes-list-type") != "map" or not isinstance(keys, list) or not keys:
         return None
@@ -120,8 +125,9 @@ def list_map_check(schema: Mapping[str, Any]) -> Check | None:
         for i, item in enumerate(value):
             if not isinstance(item, dict):
                 continue
-            shown = ",".join(f"{k}={json.dumps(item.get(k))}" for k in keys if k in item)
-            key = json.dumps([item.get(k) for k in keys], sort_keys=True, default=str)
+            found = {k: item.get(k, _KEY_DEFAULTS.get(k)) for k in keys}
+            shown = ",".join(f"{k}={json.dumps(v)}" for k, v in found.items() if v is not None)
+            key = json.dumps(list(found.values()), sort_keys=True, default=str)
             if key in seen:
                 message = f"duplicate entries for key [{shown}] (server-side apply refuses them)"
                 errors.append(((*path, i), f"Duplicate value: {message}"))

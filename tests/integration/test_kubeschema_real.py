@@ -224,6 +224,8 @@ def _widget(**spec: Any) -> dict[str, Any]:
 WIDGETS = [
     ("valid", _widget(mode="fast", tags=["a"], extra={"any": {"thing": 1}}, port="http"), False),
     ("int port", _widget(port=8080), False),
+    ("whole float size", _widget(size=3.0), False),  # stored and returned as 3
+    ("fractional size", _widget(size=2.5), True),
     ("unknown field", _widget(colour="red"), True),
     ("too big", _widget(size=11), True),
     ("string size", _widget(size="3"), True),

@@ -399,6 +399,13 @@ SEMANTIC_CASES: list[Case] = [
         apply=True,
     ),
     Case(
+        "duplicate container port with the default protocol applied",
+        deployment(ports=[{"containerPort": 80}, {"containerPort": 80, "protocol": "TCP"}]),
+        True,
+        f"{_P}.ports[1]",
+        apply=True,
+    ),
+    Case(
         "same port two protocols applied",
         deployment(
             ports=[
