@@ -119,19 +119,26 @@ def list_map_check(schema: Mapping[str, Any]) -> Check | None:
         return None
 
     def check(value: Any, path: Path, errors: Errors) -> None:
-        if not isinstance(value, list):
+        if not isinstance(value, list) or len(value) < 2:
             return
-        seen: set[str] = set()
+        seen: set[Any] = set()
         for i, item in enumerate(value):
             if not isinstance(item, dict):
                 continue
-            found = {k: item.get(k, _KEY_DEFAULTS.get(k)) for k in keys}
-            shown = ",".join(f"{k}={json.dumps(v)}" for k, v in found.items() if v is not None)
-            key = json.dumps(list(found.values()), sort_keys=True, default=str)
-            if key in seen:
+            found = tuple(item.get(k, _KEY_DEFAULTS.get(k)) for k in keys)
+            try:
+                hash(found)
+            except TypeError:  # a list or map as a key value: the schema check reports it
+                continue
+            if found in seen:
+                shown = ",".join(
+                    f"{k}={json.dumps(v)}"
+                    for k, v in zip(keys, found, strict=True)
+                    if v is not None
+                )
                 message = f"duplicate entries for key [{shown}] (server-side apply refuses them)"
                 errors.append(((*path, i), f"Duplicate value: {message}"))
-            seen.add(key)
+            seen.add(found)
 
     return check
 

@@ -192,6 +192,7 @@ class SemanticChecks:
     def __init__(self, defs: Mapping[str, Any]) -> None:
         self._defs = defs
         self._below: dict[str, tuple[Path, ...]] = {}
+        self._positions: dict[str, tuple[Path, ...]] = {}
 
     def check(
         self, group: str, kind: str, definition: str, obj: dict[str, Any], errors: Errors
@@ -205,7 +206,11 @@ class SemanticChecks:
     def meta_positions(self, definition: str) -> tuple[Path, ...]:
         """Where ObjectMeta is embedded below a kind's root (``("spec", "template",
         "metadata")``; ``-1`` stands for every item of a list), its own metadata excepted."""
-        return tuple(p for p in self._meta_below(definition, set()) if p != ("metadata",))
+        positions = self._positions.get(definition)
+        if positions is None:
+            below = self._meta_below(definition, set())
+            positions = self._positions[definition] = tuple(p for p in below if p != ("metadata",))
+        return positions
 
     def _meta_below(self, name: str, visiting: set[str]) -> tuple[Path, ...]:
         if name in self._below:
