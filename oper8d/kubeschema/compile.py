@@ -10,6 +10,7 @@ Built-in and custom schemas differ where the apiserver treats them differently:
   are Go ints (a float is refused); the ``enum`` of an optional field also accepts ``""``,
   which the Go types decode as unset and the apiserver defaults (``imagePullPolicy: ""``),
   but a required one does not (``pathType: ""``); a null list item is an empty object;
+  a list of type ``map`` refuses duplicate keys, as server-side apply does;
 - custom: an ``object`` without properties keeps nothing, so any field in it is unknown
   unless ``x-kubernetes-preserve-unknown-fields``; bounds, patterns, list types and
   ``allOf``/``anyOf``/``oneOf``/``not`` are checked; ``x-kubernetes-validations`` (CEL)

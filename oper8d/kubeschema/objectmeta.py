@@ -1,6 +1,7 @@
 """ObjectMeta rules the apiserver's validation code applies beyond the schema.
 
-Used by ``kubeschema.catalog`` for every object and by embedded resources: a name (or
+Used by ``kubeschema.catalog`` for every object, by embedded resources and (labels and
+annotations only) by ``kubeschema.semantic`` for pod templates: a name (or
 generateName) is required and must have the form its kind demands, namespaces are DNS
 labels, label keys and values and annotation keys are qualified names, annotations stay
 under 256 KiB, ConfigMap/Secret keys are valid config keys, and a workload's selector
