@@ -3,8 +3,9 @@
 Used by ``kubeschema.semantic`` for every pod spec of a built-in kind (a Pod's ``spec``, a
 workload's ``spec.template.spec``, a CronJob's job template): containers need an image, an
 env var takes ``value`` or ``valueFrom`` (not both), a probe or lifecycle handler has
-exactly one action, requests stay within limits, volume mounts name a declared volume, and
-the restart policy is one the owning kind allows. Messages use the apiserver's words.
+exactly one action, requests stay within limits, volume mounts name a declared volume, port
+numbers are 1 to 65535, and the restart policy is one the owning kind allows. Messages use
+the apiserver's words.
 """
 
 from __future__ import annotations
@@ -89,9 +90,26 @@ def _resources(resources: Any, path: Path, errors: Errors) -> None:
             errors.append((where, f"Invalid value: {show_value(request)}: {message}"))
 
 
+def port_number_problem(
+    port: dict[str, Any], field: str, path: Path, required: bool, errors: Errors
+) -> None:
+    """A port number field of ``port``: 1 to 65535 (0 or unset only when not ``required``)."""
+    value = port.get(field)
+    if not isinstance(value, int) or isinstance(value, bool):
+        return
+    if value == 0 and required:
+        errors.append(((*path, field), "Required value"))
+    elif value != 0 and not 1 <= value <= 65535:
+        message = "must be between 1 and 65535, inclusive"
+        errors.append(((*path, field), f"Invalid value: {value}: {message}"))
+
+
 def _container(
     ctr: dict[str, Any], path: Path, volumes: set[str] | None, pod: bool, errors: Errors
 ) -> None:
+    for i, port in _dicts(ctr.get("ports")):
+        port_number_problem(port, "containerPort", (*path, "ports", i), True, errors)
+        port_number_problem(port, "hostPort", (*path, "ports", i), False, errors)
     image = ctr.get("image")
     if not image:
         errors.append(((*path, "image"), "Required value"))

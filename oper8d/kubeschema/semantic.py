@@ -18,7 +18,7 @@ from typing import Any
 
 from oper8d.kubeschema.messages import Errors, Path, show_value
 from oper8d.kubeschema.objectmeta import label_annotation_problems, subdomain_problem
-from oper8d.kubeschema.podspec import pod_spec_problems
+from oper8d.kubeschema.podspec import pod_spec_problems, port_number_problem
 
 Rule = Callable[[dict[str, Any], Errors], None]
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
@@ -117,6 +117,8 @@ def _service(obj: dict[str, Any], errors: Errors) -> None:
         return
     ports: list[Any] = spec["ports"] if isinstance(spec.get("ports"), list) else []
     kind = spec.get("type") or "ClusterIP"
+    if kind == "ExternalName" and not spec.get("externalName"):
+        errors.append((("spec", "externalName"), "Required value"))
     names: set[str] = set()
     low, high = NODE_PORTS
     for i, port in enumerate(ports):
@@ -129,6 +131,8 @@ def _service(obj: dict[str, Any], errors: Errors) -> None:
             errors.append((("spec", "ports", i, "name"), f"Duplicate value: {show_value(name)}"))
         if isinstance(name, str):
             names.add(name)
+        port_number_problem(port, "port", ("spec", "ports", i), True, errors)
+        port_number_problem(port, "targetPort", ("spec", "ports", i), False, errors)
         node_port = port.get("nodePort")
         if not isinstance(node_port, int) or isinstance(node_port, bool) or not node_port:
             continue
@@ -138,6 +142,24 @@ def _service(obj: dict[str, Any], errors: Errors) -> None:
         elif not low <= node_port <= high:
             message = f"provided port is not in the valid range ({low}-{high})"
             errors.append((where, f"Invalid value: {node_port}: {message}"))
+
+
+def _zero(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool) and value == 0) or value in (
+        "0",
+        "0%",
+    )
+
+
+def _rolling_update(obj: dict[str, Any], errors: Errors) -> None:
+    update = _at(obj, "spec", "strategy", "rollingUpdate")
+    if not isinstance(update, dict):
+        return
+    unavailable, surge = update.get("maxUnavailable"), update.get("maxSurge")
+    if _zero(unavailable) and _zero(surge):
+        path = ("spec", "strategy", "rollingUpdate", "maxUnavailable")
+        message = "may not be 0 when `maxSurge` is 0"
+        errors.append((path, f"Invalid value: {show_value(unavailable)}: {message}"))
 
 
 def _pdb(obj: dict[str, Any], errors: Errors) -> None:
@@ -160,6 +182,7 @@ RULES: dict[tuple[str, str], tuple[Rule, ...]] = {
         _pods(_TEMPLATE, _WORKLOAD_RESTART),
         _at_least("replicas", 0),
         _selector("deployment"),
+        _rolling_update,
     ),
     ("apps", "StatefulSet"): (
         _pods(_TEMPLATE, _WORKLOAD_RESTART),

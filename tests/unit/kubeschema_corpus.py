@@ -611,6 +611,60 @@ SEMANTIC_CASES: list[Case] = [
         _service(ports=[{"port": 80, "name": "http"}, {"port": 443, "name": "https"}]),
         False,
     ),
+    Case("service port zero", _service(ports=[{"port": 0}]), True, "spec.ports[0].port"),
+    Case("service port too big", _service(ports=[{"port": 70000}]), True, "spec.ports[0].port"),
+    Case(
+        "service target port too big",
+        _service(ports=[{"port": 80, "targetPort": 70000}]),
+        True,
+        "spec.ports[0].targetPort",
+    ),
+    Case(
+        "container port too big",
+        deployment(ports=[{"containerPort": 70000}]),
+        True,
+        f"{_P}.ports[0].containerPort",
+    ),
+    Case(
+        "container port zero",
+        deployment(ports=[{"containerPort": 0}]),
+        True,
+        f"{_P}.ports[0].containerPort",
+    ),
+    Case(
+        "host port too big",
+        deployment(ports=[{"containerPort": 80, "hostPort": 70000}]),
+        True,
+        f"{_P}.ports[0].hostPort",
+    ),
+    Case(
+        "external name service",
+        _service(type="ExternalName", externalName="db.example.com", ports=[], selector=None),
+        False,
+    ),
+    Case(
+        "external name service without name",
+        _service(type="ExternalName", ports=[], selector=None),
+        True,
+        "spec.externalName",
+    ),
+    Case(
+        "rolling update both zero",
+        _with(
+            deployment(),
+            "spec.strategy",
+            {"rollingUpdate": {"maxUnavailable": 0, "maxSurge": "0%"}},
+        ),
+        True,
+        "spec.strategy.rollingUpdate.maxUnavailable",
+    ),
+    Case(
+        "rolling update no surge",
+        _with(
+            deployment(), "spec.strategy", {"rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}
+        ),
+        False,
+    ),
     Case(
         "service duplicate port names",
         _service(ports=[{"port": 80, "name": "web"}, {"port": 443, "name": "web"}]),
