@@ -7,7 +7,7 @@ package data and CRD files); the engine and the CLI call it on every rendered ob
     schemas = schemas.with_crds([crd_for(ctrl)])    # + the bundle's CRDs
     schemas = schemas.with_crds(load_crd_dir(Path("crds/")))   # + the user's (--crds DIR)
 
-    coerced = schemas.coerce(obj)        # 3 -> "3" where the schema says string
+    coerced = schemas.coerce(obj)        # 3 -> "3" where the schema says string, 3.0 -> 3
     result = schemas.validate(coerced.obj)
     for f in result.errors:              # Finding(path, segments, message)
         print(f"{f.path}: {f.message}")  # spec.template.spec.containers[0].env[0].value: ...
@@ -18,9 +18,13 @@ not), unknown fields at any depth (strict field validation), types (Go's decoder
 built-in kinds: no float for an integer, no number for a string), int32/int64 ranges,
 required fields, enums, int-or-string, quantities, RFC 3339 times, base64 for ``byte``
 fields (Secret ``data``), ObjectMeta rules (name form per kind, labels, annotations),
-ConfigMap/Secret keys; for custom kinds also bounds, lengths, patterns, list types,
-junctors, ``x-kubernetes-preserve-unknown-fields`` and embedded resources. CEL rules
-(``x-kubernetes-validations``) and admission webhooks are not checked.
+ConfigMap/Secret keys, duplicate keys of associative lists (as server-side apply refuses
+them), pod template labels, and for built-in kinds the common cross-field rules of the
+apiserver's Go validation (``kubeschema.semantic``: restart policies, HPA bounds, Ingress
+hosts, node ports, requests within limits, ...); for custom kinds also bounds, lengths,
+patterns, list types, junctors, ``x-kubernetes-preserve-unknown-fields`` and embedded
+resources. CEL rules (``x-kubernetes-validations``) and admission webhooks are not
+checked. See docs/kubernetes-schemas.md.
 """
 
 from oper8d.kubeschema.catalog import (

@@ -40,6 +40,7 @@ from oper8d.kubeschema.objectmeta import (
     meta_problems,
     selector_problems,
 )
+from oper8d.kubeschema.semantic import SemanticChecks
 
 DATA_PACKAGE = "oper8d.kubeschema.data"
 DEFAULT_VERSION = "v1.34.4"
@@ -149,6 +150,7 @@ class KubeSchemas:
         self._lock = threading.Lock()
         self._roots: dict[tuple[str, str], Node | None] = {}
         self._builtin = Compiler(self._defs, builtin=True)
+        self._semantic = SemanticChecks(self._defs)
 
     # ------------------------------------------------------------------ loading
 
@@ -233,6 +235,9 @@ class KubeSchemas:
             config_key_problems(obj, keys, errors)
         if (group, kind) in SELECTING_KINDS and not errors:
             selector_problems(obj, errors)
+        source = self._kinds[(api_version, kind)][1]
+        if isinstance(source, str):  # a built-in kind: the Go validation's cross-field rules
+            self._semantic.check(group, kind, source, obj, errors)
         return _validation(errors)
 
     def validate_metadata(self, meta: Any) -> Validation:

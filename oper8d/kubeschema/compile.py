@@ -10,6 +10,7 @@ Built-in and custom schemas differ where the apiserver treats them differently:
   are Go ints (a float is refused); the ``enum`` of an optional field also accepts ``""``,
   which the Go types decode as unset and the apiserver defaults (``imagePullPolicy: ""``),
   but a required one does not (``pathType: ""``); a null list item is an empty object;
+  a list of type ``map`` refuses duplicate keys, as server-side apply does;
 - custom: an ``object`` without properties keeps nothing, so any field in it is unknown
   unless ``x-kubernetes-preserve-unknown-fields``; bounds, patterns, list types and
   ``allOf``/``anyOf``/``oneOf``/``not`` are checked; ``x-kubernetes-validations`` (CEL)
@@ -110,6 +111,10 @@ class Compiler:
         node.null_ok = self.builtin or bool(schema.get("nullable"))
         if not self.builtin:
             node.extra = (*node.extra, *constraints.value_checks(schema, self))
+        elif isinstance(node, ArrayNode):
+            unique = constraints.list_map_check(schema)
+            if unique is not None:
+                node.extra = (*node.extra, unique)
         if "enum" in schema and not isinstance(node, ObjectNode | ArrayNode):
             empty_ok = ("",) if self.builtin and optional else ()
             node.extra = (enum_check(schema["enum"], empty_ok), *node.extra)

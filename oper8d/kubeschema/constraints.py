@@ -105,6 +105,44 @@ def _unique_checks(schema: Mapping[str, Any]) -> list[Check]:
     return [check]
 
 
+#: map keys the apiserver defaults before it compares items (a port's protocol)
+_KEY_DEFAULTS = {"protocol": "TCP"}
+
+
+def list_map_check(schema: Mapping[str, Any]) -> Check | None:
+    """A built-in list of type ``map``: server-side apply refuses two items with the same
+    map keys ("duplicate entries for key [name=\"web\"]"), although a POST takes some
+    (env vars, container ports). A missing key field counts as its default (a port's
+    protocol: TCP), else as unset."""
+    keys = schema.get("x-kubernetes-list-map-keys")
+    if schema.get("x-kubernetes-list-type") != "map" or not isinstance(keys, list) or not keys:
+        return None
+
+    def check(value: Any, path: Path, errors: Errors) -> None:
+        if not isinstance(value, list) or len(value) < 2:
+            return
+        seen: set[Any] = set()
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                continue
+            found = tuple(item.get(k, _KEY_DEFAULTS.get(k)) for k in keys)
+            try:
+                hash(found)
+            except TypeError:  # a list or map as a key value: the schema check reports it
+                continue
+            if found in seen:
+                shown = ",".join(
+                    f"{k}={json.dumps(v)}"
+                    for k, v in zip(keys, found, strict=True)
+                    if v is not None
+                )
+                message = f"duplicate entries for key [{shown}] (server-side apply refuses them)"
+                errors.append(((*path, i), f"Duplicate value: {message}"))
+            seen.add(found)
+
+    return check
+
+
 def _junctor_checks(schema: Mapping[str, Any], compiler: Compiler) -> list[Check]:
     checks: list[Check] = []
     for branch in schema.get("allOf") or ():

@@ -129,6 +129,15 @@ class IntegerNode(Node):
         for extra in self.extra:
             extra(value, path, errors)
 
+    def coerce(self, value: Any, path: Path, out: Coercions, allow: Allow | None) -> Any:
+        # a whole float (``3.0``, a custom resource's integer as YAML gave it) is the
+        # integer the apiserver stores and returns for it
+        whole = isinstance(value, float) and value.is_integer()
+        if whole and self.low <= value <= self.high and (allow is None or allow(path)):
+            out.append((path, value, int(value)))
+            return int(value)
+        return value
+
 
 class NumberNode(Node):
     __slots__ = ()

@@ -1,6 +1,7 @@
 """ObjectMeta rules the apiserver's validation code applies beyond the schema.
 
-Used by ``kubeschema.catalog`` for every object and by embedded resources: a name (or
+Used by ``kubeschema.catalog`` for every object, by embedded resources and (labels and
+annotations only) by ``kubeschema.semantic`` for pod templates: a name (or
 generateName) is required and must have the form its kind demands, namespaces are DNS
 labels, label keys and values and annotation keys are qualified names, annotations stay
 under 256 KiB, ConfigMap/Secret keys are valid config keys, and a workload's selector
@@ -131,6 +132,12 @@ def meta_problems(group: str, kind: str, meta: Any, path: Path, errors: Errors) 
         problem = label_problem(namespace)
         if problem:
             errors.append(((*path, "namespace"), f'Invalid value: "{namespace}": {problem}'))
+    label_annotation_problems(meta, path, errors)
+
+
+def label_annotation_problems(meta: dict[str, Any], path: Path, errors: Errors) -> None:
+    """Append the problems of the labels and annotations of an ObjectMeta at ``path``
+    (an object's own metadata, or one embedded in it such as a pod template's)."""
     labels = meta.get("labels")
     if isinstance(labels, dict):
         for key, value in labels.items():

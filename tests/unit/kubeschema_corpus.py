@@ -2,7 +2,8 @@
 differential test against a real apiserver (tests/integration/test_kubeschema_real.py).
 
 Each case says whether the apiserver rejects it (create, dry run, strict field
-validation) and, for a rejection, the field path the validator must name.
+validation; or a server-side apply for ``apply`` cases) and, for a rejection, the field
+path the validator must name.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ class Case:
     obj: dict[str, Any]
     rejected: bool
     path: str | None = None  # for a rejection: where the validator must point
+    #: the verdict is server-side apply's (what oper8d sends), which refuses more than a POST
+    apply: bool = False
+    #: judged by a real create (deleted again): a dry run does not allocate node ports
+    real: bool = False
 
 
 def deployment(**container: Any) -> dict[str, Any]:
@@ -206,6 +211,468 @@ CASES: list[Case] = [
         "data[replicas]",
     ),
 ]
+
+
+def _pod_template(**pod: Any) -> dict[str, Any]:
+    spec = {"containers": [{"name": "main", "image": "busybox:1.36"}], **pod}
+    return {"metadata": {"labels": {"app": "web"}}, "spec": spec}
+
+
+def _workload(kind: str, **spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"selector": {"matchLabels": {"app": "web"}}}
+    body["template"] = _pod_template()
+    if kind == "StatefulSet":
+        body["serviceName"] = "web"
+    body.update(spec)
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": body,
+    }
+
+
+def _job(**pod: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "migrate", "namespace": "default"},
+        "spec": {"template": _pod_template(**pod)},
+    }
+
+
+def _cronjob(**pod: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "nightly", "namespace": "default"},
+        "spec": {
+            "schedule": "0 3 * * *",
+            "jobTemplate": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"template": _pod_template(**pod)},
+            },
+        },
+    }
+
+
+def _pod(**container: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "one", "namespace": "default"},
+        "spec": {"containers": [{"name": "main", "image": "busybox:1.36", **container}]},
+    }
+
+
+def _hpa(**spec: Any) -> dict[str, Any]:
+    target = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"scaleTargetRef": target, "maxReplicas": 4, **spec},
+    }
+
+
+def _host(host: str) -> dict[str, Any]:
+    return _with(_ingress("Prefix"), "spec.rules.0.host", host)
+
+
+def _pdb(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, **spec},
+    }
+
+
+def _two_containers(name: str) -> dict[str, Any]:
+    obj = deployment()
+    obj["spec"]["template"]["spec"]["containers"].append({"name": name, "image": "busybox"})
+    return obj
+
+
+_T = "spec.template"
+_TS = "spec.template.spec"
+_PROBE = {"httpGet": {"path": "/", "port": 8080}}
+_FROM = {"fieldRef": {"fieldPath": "metadata.name"}}
+
+#: the outsider's objects that passed offline but the apiserver refused, and neighbours
+SEMANTIC_CASES: list[Case] = [
+    # ObjectMeta embedded in built-in kinds: labels and annotations as the root's
+    Case("template label ok", _with(deployment(), f"{_T}.metadata.labels.team", "payments"), False),
+    Case(
+        "template label key with space",
+        _with(deployment(), f"{_T}.metadata.labels.bad key!", "x"),
+        True,
+        f"{_T}.metadata.labels[bad key!]",
+    ),
+    Case(
+        "template label key with dots in prefix",
+        _with(deployment(), f"{_T}.metadata.labels", {"app": "web", "Tier/../x": "web"}),
+        True,
+        f"{_T}.metadata.labels[Tier/../x]",
+    ),
+    Case(
+        "template label bad value",
+        _with(deployment(), f"{_T}.metadata.labels.team", "a b"),
+        True,
+        f"{_T}.metadata.labels[team]",
+    ),
+    Case(
+        "template annotation bad key",
+        _with(deployment(), f"{_T}.metadata.annotations", {"a b": "x"}),
+        True,
+        f"{_T}.metadata.annotations[a b]",
+    ),
+    # not checked by the apiserver (the Jobs the CronJob makes are refused instead)
+    Case(
+        "cronjob job template label",
+        _with(_cronjob(restartPolicy="Never"), "spec.jobTemplate.metadata.labels", {"a b": "x"}),
+        False,
+    ),
+    Case(
+        "cronjob pod template label",
+        _with(
+            _cronjob(restartPolicy="Never"),
+            "spec.jobTemplate.spec.template.metadata.labels",
+            {"a/b/c": "x"},
+        ),
+        True,
+        "spec.jobTemplate.spec.template.metadata.labels[a/b/c]",
+    ),
+    Case(
+        "volume claim template label",
+        _workload(
+            "StatefulSet",
+            volumeClaimTemplates=[
+                {
+                    "metadata": {"name": "data", "labels": {"bad key!": "x"}},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "1Gi"}},
+                    },
+                }
+            ],
+        ),
+        False,  # not checked by the apiserver either
+    ),
+    # associative lists: keys unique (server-side apply refuses duplicates)
+    Case(
+        "duplicate container name",
+        _two_containers("web"),
+        True,
+        f"{_TS}.containers[1]",
+    ),
+    Case(
+        "duplicate container name applied",
+        _two_containers("web"),
+        True,
+        f"{_TS}.containers[1]",
+        apply=True,
+    ),
+    Case(
+        "duplicate env name applied",
+        deployment(env=[{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]),
+        True,
+        f"{_P}.env[1]",
+        apply=True,
+    ),
+    Case(
+        "distinct env names applied",
+        deployment(env=[{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]),
+        False,
+        apply=True,
+    ),
+    Case(
+        "duplicate container port applied",
+        deployment(
+            ports=[
+                {"containerPort": 80, "protocol": "TCP"},
+                {"containerPort": 80, "protocol": "TCP"},
+            ]
+        ),
+        True,
+        f"{_P}.ports[1]",
+        apply=True,
+    ),
+    Case(
+        "duplicate container port with the default protocol applied",
+        deployment(ports=[{"containerPort": 80}, {"containerPort": 80, "protocol": "TCP"}]),
+        True,
+        f"{_P}.ports[1]",
+        apply=True,
+    ),
+    Case(
+        "same port two protocols applied",
+        deployment(
+            ports=[
+                {"containerPort": 53, "protocol": "TCP"},
+                {"containerPort": 53, "protocol": "UDP"},
+            ]
+        ),
+        False,
+        apply=True,
+    ),
+    Case("valid deployment applied", deployment(), False, apply=True),
+    # restart policies
+    Case("job restart never", _job(restartPolicy="Never"), False),
+    Case("job restart on failure", _job(restartPolicy="OnFailure"), False),
+    Case("job without restart policy", _job(), True, f"{_TS}.restartPolicy"),
+    Case("job restart always", _job(restartPolicy="Always"), True, f"{_TS}.restartPolicy"),
+    Case("cronjob restart on failure", _cronjob(restartPolicy="OnFailure"), False),
+    Case(
+        "cronjob without restart policy",
+        _cronjob(),
+        True,
+        "spec.jobTemplate.spec.template.spec.restartPolicy",
+    ),
+    Case(
+        "statefulset restart never",
+        _with(_workload("StatefulSet"), f"{_TS}.restartPolicy", "Never"),
+        True,
+        f"{_TS}.restartPolicy",
+    ),
+    Case("statefulset", _workload("StatefulSet"), False),
+    Case(
+        "deployment restart on failure",
+        _with(deployment(), f"{_TS}.restartPolicy", "OnFailure"),
+        True,
+        f"{_TS}.restartPolicy",
+    ),
+    Case("deployment restart always", _with(deployment(), f"{_TS}.restartPolicy", "Always"), False),
+    Case(
+        "daemonset restart never",
+        _with(_workload("DaemonSet"), f"{_TS}.restartPolicy", "Never"),
+        True,
+        f"{_TS}.restartPolicy",
+    ),
+    Case("daemonset", _workload("DaemonSet"), False),
+    Case("replicaset", _workload("ReplicaSet"), False),
+    # counts and selectors
+    Case("replicas zero", _with(deployment(), "spec.replicas", 0), False),
+    Case("replicas negative", _with(deployment(), "spec.replicas", -1), True, "spec.replicas"),
+    Case(
+        "statefulset replicas negative",
+        _workload("StatefulSet", replicas=-2),
+        True,
+        "spec.replicas",
+    ),
+    Case("replicas whole float", _with(deployment(), "spec.replicas", 3.0), True, "spec.replicas"),
+    Case("empty selector", _with(deployment(), "spec.selector", {}), True, "spec.selector"),
+    Case(
+        "empty selector daemonset",
+        _workload("DaemonSet", selector={"matchLabels": {}}),
+        True,
+        "spec.selector",
+    ),
+    Case(
+        "job parallelism negative",
+        _with(_job(restartPolicy="Never"), "spec.parallelism", -1),
+        True,
+        "spec.parallelism",
+    ),
+    Case("hpa", _hpa(minReplicas=2), False),
+    Case("hpa without min", _hpa(), False),
+    Case("hpa min zero", _hpa(minReplicas=0), True, "spec.minReplicas"),
+    Case("hpa min over max", _hpa(minReplicas=8), True, "spec.maxReplicas"),
+    Case("hpa max zero", _hpa(maxReplicas=0), True, "spec.maxReplicas"),
+    Case("pdb min available", _pdb(minAvailable=1), False),
+    Case("pdb both", _pdb(minAvailable=1, maxUnavailable=1), True, "spec"),
+    # Ingress hosts
+    Case("ingress host", _host("shop.acme.test"), False),
+    Case("ingress wildcard host", _host("*.acme.test"), False),
+    Case("ingress host uppercase", _host("Shop.Acme.Test"), True, "spec.rules[0].host"),
+    Case("ingress host with port", _host("acme.test:8080"), True, "spec.rules[0].host"),
+    Case("ingress host ip", _host("10.1.2.3"), True, "spec.rules[0].host"),
+    Case("ingress wildcard in the middle", _host("shop.*.test"), True, "spec.rules[0].host"),
+    Case("ingress bare wildcard", _host("*"), True, "spec.rules[0].host"),
+    # containers
+    Case("image empty", deployment(image=""), True, f"{_P}.image"),
+    Case("image missing", deployment(image=None), True, f"{_P}.image"),
+    Case("template image trailing space", deployment(image="nginx:1.27 "), False),
+    Case("pod", _pod(), False),
+    Case("pod image trailing space", _pod(image="busybox:1.36 "), True, "spec.containers[0].image"),
+    Case(
+        "env value and value from",
+        deployment(env=[{"name": "A", "value": "x", "valueFrom": _FROM}]),
+        True,
+        f"{_P}.env[0].valueFrom",
+    ),
+    Case(
+        "env empty value and value from",
+        deployment(env=[{"name": "A", "value": "", "valueFrom": _FROM}]),
+        False,
+    ),
+    Case("env value from", deployment(env=[{"name": "A", "valueFrom": _FROM}]), False),
+    Case("probe", deployment(livenessProbe=_PROBE), False),
+    Case(
+        "probe two handlers",
+        deployment(livenessProbe={**_PROBE, "exec": {"command": ["true"]}}),
+        True,
+        f"{_P}.livenessProbe.httpGet",
+    ),
+    Case(
+        "probe no handler",
+        deployment(readinessProbe={"periodSeconds": 5}),
+        True,
+        f"{_P}.readinessProbe",
+    ),
+    Case(
+        "prestop two handlers",
+        deployment(lifecycle={"preStop": {"sleep": {"seconds": 1}, "exec": {"command": ["true"]}}}),
+        True,
+        f"{_P}.lifecycle.preStop.sleep",
+    ),
+    Case("prestop sleep", deployment(lifecycle={"preStop": {"sleep": {"seconds": 1}}}), False),
+    Case(
+        "request over limit",
+        deployment(resources={"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}),
+        True,
+        f"{_P}.resources.requests[cpu]",
+    ),
+    Case(
+        "request over limit in other units",
+        deployment(resources={"requests": {"memory": "1Gi"}, "limits": {"memory": "1000Mi"}}),
+        True,
+        f"{_P}.resources.requests[memory]",
+    ),
+    Case(
+        "request equal to limit in other units",
+        deployment(
+            resources={
+                "requests": {"memory": "1Gi", "cpu": "500m"},
+                "limits": {"memory": "1024Mi", "cpu": 0.5},
+            }
+        ),
+        False,
+    ),
+    Case(
+        "mount without volume",
+        deployment(volumeMounts=[{"name": "cache", "mountPath": "/cache"}]),
+        True,
+        f"{_P}.volumeMounts[0].name",
+    ),
+    Case(
+        "mount with volume",
+        _with(
+            deployment(volumeMounts=[{"name": "cache", "mountPath": "/cache"}]),
+            f"{_TS}.volumes",
+            [{"name": "cache", "emptyDir": {}}],
+        ),
+        False,
+    ),
+    Case(
+        "init container mount without volume",
+        _with(
+            deployment(),
+            f"{_TS}.initContainers",
+            [
+                {
+                    "name": "init",
+                    "image": "busybox",
+                    "volumeMounts": [{"name": "x", "mountPath": "/x"}],
+                }
+            ],
+        ),
+        True,
+        f"{_TS}.initContainers[0].volumeMounts[0].name",
+    ),
+    # Services
+    Case(
+        "service node port",
+        _service(type="NodePort", ports=[{"port": 80, "nodePort": 30080}]),
+        False,
+        real=True,
+    ),
+    Case(
+        "service node port out of range",
+        _service(type="NodePort", ports=[{"port": 80, "nodePort": 80}]),
+        True,
+        "spec.ports[0].nodePort",
+        real=True,
+    ),
+    Case(
+        "service node port on cluster ip",
+        _service(ports=[{"port": 80, "nodePort": 30081}]),
+        True,
+        "spec.ports[0].nodePort",
+    ),
+    Case(
+        "service two ports without names",
+        _service(ports=[{"port": 80}, {"port": 443}]),
+        True,
+        "spec.ports[0].name",
+    ),
+    Case(
+        "service two named ports",
+        _service(ports=[{"port": 80, "name": "http"}, {"port": 443, "name": "https"}]),
+        False,
+    ),
+    Case("service port zero", _service(ports=[{"port": 0}]), True, "spec.ports[0].port"),
+    Case("service port too big", _service(ports=[{"port": 70000}]), True, "spec.ports[0].port"),
+    Case(
+        "service target port too big",
+        _service(ports=[{"port": 80, "targetPort": 70000}]),
+        True,
+        "spec.ports[0].targetPort",
+    ),
+    Case(
+        "container port too big",
+        deployment(ports=[{"containerPort": 70000}]),
+        True,
+        f"{_P}.ports[0].containerPort",
+    ),
+    Case(
+        "container port zero",
+        deployment(ports=[{"containerPort": 0}]),
+        True,
+        f"{_P}.ports[0].containerPort",
+    ),
+    Case(
+        "host port too big",
+        deployment(ports=[{"containerPort": 80, "hostPort": 70000}]),
+        True,
+        f"{_P}.ports[0].hostPort",
+    ),
+    Case(
+        "external name service",
+        _service(type="ExternalName", externalName="db.example.com", ports=[], selector=None),
+        False,
+    ),
+    Case(
+        "external name service without name",
+        _service(type="ExternalName", ports=[], selector=None),
+        True,
+        "spec.externalName",
+    ),
+    Case(
+        "rolling update both zero",
+        _with(
+            deployment(),
+            "spec.strategy",
+            {"rollingUpdate": {"maxUnavailable": 0, "maxSurge": "0%"}},
+        ),
+        True,
+        "spec.strategy.rollingUpdate.maxUnavailable",
+    ),
+    Case(
+        "rolling update no surge",
+        _with(
+            deployment(), "spec.strategy", {"rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}
+        ),
+        False,
+    ),
+    Case(
+        "service duplicate port names",
+        _service(ports=[{"port": 80, "name": "web"}, {"port": 443, "name": "web"}]),
+        True,
+        "spec.ports[1].name",
+    ),
+]
+CASES += SEMANTIC_CASES
 
 
 def rendered_examples() -> list[tuple[str, dict[str, Any]]]:

@@ -77,7 +77,12 @@ def test_a_port_given_as_digits_becomes_the_number(schemas: KubeSchemas) -> None
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": {"name": "web"},
-        "spec": {"ports": [{"port": 80, "targetPort": "8080"}, {"port": 81, "targetPort": "web"}]},
+        "spec": {
+            "ports": [
+                {"name": "a", "port": 80, "targetPort": "8080"},
+                {"name": "b", "port": 81, "targetPort": "web"},
+            ]
+        },
     }
     assert not schemas.validate(service).ok
     coerced = schemas.coerce(service)

@@ -69,7 +69,11 @@ def test_a_job_template_cannot_change(cluster: MemoryCluster) -> None:
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": "migrate", "namespace": "demo"},
-        "spec": {"template": {"spec": {"containers": [{"name": "m", "image": "m:1"}]}}},
+        "spec": {
+            "template": {
+                "spec": {"containers": [{"name": "m", "image": "m:1"}], "restartPolicy": "Never"}
+            }
+        },
     }
     cluster.apply(job, field_manager="op")
     job["spec"]["template"]["spec"]["containers"][0]["image"] = "m:2"

@@ -82,7 +82,10 @@ def test_apply_with_force_takes_the_field_over(cluster: MemoryCluster) -> None:
 
 
 def test_ports_a_manager_stops_applying_are_removed(cluster: MemoryCluster) -> None:
-    cluster.apply(service(ports=[{"port": 80}, {"port": 443}]), field_manager="op")
+    cluster.apply(
+        service(ports=[{"port": 80, "name": "http"}, {"port": 443, "name": "https"}]),
+        field_manager="op",
+    )
     cluster.apply(service(ports=[{"port": 8080}]), field_manager="op")
     ports = [{"port": 8080, "protocol": "TCP", "targetPort": 8080}]
     assert live_service(cluster)["spec"]["ports"] == ports
@@ -139,7 +142,10 @@ def test_replace_method_puts_the_whole_object(cluster: MemoryCluster) -> None:
 
 def test_merge_patch_merges_maps_deletes_nulls_and_replaces_lists(cluster: MemoryCluster) -> None:
     cluster.apply(
-        service(selector={"app": "web", "tier": "front"}, ports=[{"port": 80}, {"port": 443}]),
+        service(
+            selector={"app": "web", "tier": "front"},
+            ports=[{"port": 80, "name": "http"}, {"port": 443, "name": "https"}],
+        ),
         field_manager="op",
     )
     live = cluster.patch(

@@ -50,7 +50,12 @@ def job(name: str = "migrate", **spec: object) -> dict:
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": name, "namespace": "demo"},
-        "spec": {"template": {"spec": {"containers": [{"name": "m", "image": "m:1"}]}}, **spec},
+        "spec": {
+            "template": {
+                "spec": {"containers": [{"name": "m", "image": "m:1"}], "restartPolicy": "Never"}
+            },
+            **spec,
+        },
     }
 
 
