@@ -74,8 +74,12 @@ then what the kind's registry sets (a Job's selector, a new object's status: see
 ``cluster.defaults_server``). A server-side apply does not own the defaults it gets; a
 create or update does. A differential test holds the result to a real apiserver's.
 
-Not modelled: validation that lives in Go code rather
-than in the schema (``spec.replicas >= 0`` of a Deployment), CEL rules, field selectors, the
+The value check includes the common rules the apiserver keeps in Go code
+(``kubeschema.semantic``: restart policies, probe handlers, requests within limits, ...)
+and refuses duplicate keys in associative lists on every write, as server-side apply does
+(a real POST takes duplicate env vars with a warning).
+
+Not modelled: the rest of the apiserver's Go validation, CEL rules, field selectors, the
 NamespaceLifecycle check that a namespace exists, ``managedFields`` in objects (see
 ``managed_fields``), pods and ReplicaSets created by controllers. Thread-safe: one
 ``threading.RLock`` guards the store.
