@@ -139,6 +139,12 @@ def real(envtest: Any) -> Iterator[KubeCluster]:
 def namespace(real: KubeCluster) -> Iterator[str]:
     name = new_namespace(real)
     yield name
+    # the generated finalizers belong to no controller: without this the namespace would
+    # stay Terminating, and later tests that wait for quiet would wait in vain
+    for deployment in real.list("apps/v1", "Deployment", name):
+        if deployment["metadata"].get("finalizers"):
+            deployment["metadata"]["finalizers"] = []
+            real.update(deployment, field_manager="test")
     real.delete("v1", "Namespace", name)
 
 
