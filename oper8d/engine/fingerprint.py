@@ -9,13 +9,27 @@ read and write of one reconcile) after a successful reconcile that left the CR s
 While nothing of that changed, ``Reconciler`` skips the CR: no render, no request.
 
 It learns of changes from a feed of watch events (``observe``): the runtime's informers,
-or ``MemoryCluster.watch``. An event on an object the reconcile read (newer than the
-version it saw), or on a new object matching a selector it listed, forgets the CR's
-record, so the next reconcile runs in full. Events that arrive while a CR is being
-reconciled are replayed against the record before it is kept, so a change made during
-the reconcile is not lost. A reconcile reading something the feed does not see (a kind
-without an informer, an object outside the informer's label selector) keeps no record:
-that CR is always reconciled in full.
+or ``MemoryCluster.watch``. A reconcile's record holds, per object it read or wrote, every
+resourceVersion it saw (read, or returned by its own writes). An event on such an object at
+a version the record does not hold, or on a new object matching a selector it listed,
+forgets the CR's record, so the next reconcile runs in full. resourceVersions are compared
+only for equality (they are opaque): an event at an unknown version is news, whether the
+cache that served the reconcile was behind it or not.
+
+The cache a reconcile reads may be behind the feed, so a record is kept only when the
+reconcile's view was consistent and nothing moved under it (``finish``):
+
+* events that arrive while a CR is reconciled are replayed against its reads before the
+  record is kept: one at a version the reconcile neither read nor wrote refuses it;
+* an object read at two versions the reconcile did not write itself (a stale copy, then a
+  fresh one, e.g. the rollout's get and prune's list) refuses it: some step acted on the
+  stale copy. The CR is read again when the reconcile begins for the same reason: an edit
+  between the cache read that handed it over and the start of the recording would
+  otherwise come back in the CR a status write returns and pass for rendered.
+
+A reconcile reading something the feed does not see (a kind without an informer, an
+object outside the informer's label selector) keeps no record: that CR is always
+reconciled in full.
 
 Watch events can be lost (a watch that ended while objects changed is relisted and
 diffed, but an informer can still lag); so a record also expires ``recheck_after``
@@ -37,7 +51,7 @@ from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.base import Cluster, Method, Propagation
 from oper8d.cluster.selectors import Selector, as_selector
 from oper8d.kinds import group_of
-from oper8d.objects import Obj
+from oper8d.objects import Obj, resource_version
 
 __all__ = ["ChangeTracker", "RecordingCluster", "bundle_digest", "cr_fingerprint"]
 
@@ -90,9 +104,31 @@ def _key_of(obj: Obj) -> ObjKey:
 
 
 def _rv(obj: Obj | None) -> str | None:
-    if obj is None:
-        return None
-    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+    """The object's resourceVersion; None: absent."""
+    return None if obj is None else resource_version(obj)
+
+
+@dataclass
+class _Seen:
+    """One object as one reconcile saw it: versions are resourceVersions, None: absent."""
+
+    #: versions read that none of the reconcile's own writes returned
+    read: set[str | None] = field(default_factory=set)
+    #: versions the reconcile's writes returned (None: it deleted the object)
+    written: set[str | None] = field(default_factory=set)
+    #: versions read since the reconcile's last write of it (all of them before any)
+    since_write: set[str | None] = field(default_factory=set)
+    #: the state the reconcile left it in (its last read or write)
+    last: str | None = None
+
+    def knows(self, version: str | None) -> bool:
+        return version in self.read or version in self.written
+
+    def consistent(self) -> bool:
+        """At most one version read since its last write that the reconcile did not write
+        itself: a second one means some step acted on a copy that was already stale. (What
+        it read before a write of its own, the write superseded.)"""
+        return len(self.since_write - self.written) <= 1
 
 
 @dataclass(frozen=True)
@@ -106,12 +142,14 @@ class _List:
 
 @dataclass
 class _Reads:
-    """What one reconcile touched: object versions (None: absent) and lists."""
+    """What one reconcile touched: the objects as it saw them, and lists."""
 
-    objects: dict[ObjKey, str | None] = field(default_factory=dict)
+    objects: dict[ObjKey, _Seen] = field(default_factory=dict)
     lists: list[_List] = field(default_factory=list)
     #: False once something was read that the change feed does not see
     covered: bool = True
+    #: False when the CR changed between the read that handed it over and the recording
+    consistent: bool = True
 
 
 @dataclass(frozen=True)
@@ -141,10 +179,22 @@ class RecordingCluster:
         self._tracker = tracker
         self._lock = threading.Lock()  # the rollout reads from several threads
 
-    def _saw(self, key: ObjKey, obj: Obj | None, covered: bool) -> None:
+    def _saw(self, key: ObjKey, obj: Obj | None, covered: bool, *, wrote: bool = False) -> None:
         with self._lock:
-            self.reads.objects[key] = _rv(obj)
+            self._saw_locked(key, _rv(obj), wrote)
             self.reads.covered = self.reads.covered and covered
+
+    def _saw_locked(self, key: ObjKey, version: str | None, wrote: bool) -> None:
+        seen = self.reads.objects.get(key)
+        if seen is None:
+            seen = self.reads.objects[key] = _Seen()
+        if wrote:
+            seen.written.add(version)
+            seen.since_write.clear()
+        else:
+            seen.read.add(version)
+            seen.since_write.add(version)
+        seen.last = version
 
     def get(
         self, api_version: str, kind: str, name: str, namespace: str | None = None
@@ -169,12 +219,12 @@ class RecordingCluster:
             for obj in objs:
                 meta = obj.get("metadata") or {}
                 key = _key(api_version, kind, meta.get("namespace"), meta.get("name") or "")
-                self.reads.objects[key] = _rv(obj)
+                self._saw_locked(key, _rv(obj), wrote=False)
         return objs
 
     def _wrote(self, obj: Obj) -> Obj:
         key = _key_of(obj)
-        self._saw(key, obj, self._tracker.sees_object(key, obj))
+        self._saw(key, obj, self._tracker.sees_object(key, obj), wrote=True)
         with self._lock:
             self._written[key] = obj
         return obj
@@ -183,6 +233,21 @@ class RecordingCluster:
         """Record ``obj`` as read at its version (the CR the reconcile was handed)."""
         key = _key_of(obj)
         self._saw(key, obj, self._tracker.sees_object(key, obj))
+
+    def reread(self, obj: Obj) -> None:
+        """Read ``obj`` (the CR handed to the reconcile) again once recording began: when
+        it changed since the read that handed it over, the reconcile keeps no record (its
+        status write would return the edit as if rendered)."""
+        meta = obj.get("metadata") or {}
+        now = self.get(
+            obj.get("apiVersion") or "",
+            obj.get("kind") or "",
+            meta.get("name") or "",
+            meta.get("namespace"),
+        )
+        if _rv(now) != _rv(obj):
+            with self._lock:
+                self.reads.consistent = False
 
     def as_left(self, obj: Obj) -> Obj:
         """``obj`` as the last write of this reconcile returned it (``obj`` if unwritten)."""
@@ -214,7 +279,7 @@ class RecordingCluster:
         gone = self.cluster.delete(api_version, kind, name, namespace, propagation=propagation)
         key = _key(api_version, kind, namespace, name)
         # absent from now on: its DELETED event is expected, any other change is news
-        self._saw(key, None, covered=True)
+        self._saw(key, None, covered=True, wrote=True)
         return gone
 
     def __getattr__(self, name: str) -> Any:
@@ -311,13 +376,16 @@ class ChangeTracker:
         return recorder
 
     def finish(self, uid: str, recorder: RecordingCluster, fingerprint: str, stable: bool) -> None:
-        """Keep the record of a reconcile that left the CR stable and read only what the
-        feed sees, unless something it read changed while it ran."""
+        """Keep the record of a reconcile that left the CR stable, read only what the feed
+        sees and saw each object at one version, unless something it read changed while
+        it ran (see the module docstring)."""
         with self._lock:
             changes = self._in_flight.pop(id(recorder), [])
             self._drop(uid)
             reads = recorder.reads
-            if not stable or not reads.covered:
+            if not stable or not reads.covered or not reads.consistent:
+                return
+            if not all(seen.consistent() for seen in reads.objects.values()):
                 return
             if any(_affects(reads, ch) for ch in changes):
                 return
@@ -381,11 +449,11 @@ def _list_index(listed: _List) -> tuple[str, str, str, str]:
 
 def _affects(reads: _Reads, change: _Change) -> bool:
     """Whether ``change`` may alter what a reconcile that made ``reads`` saw."""
-    if change.key in reads.objects:
-        seen = reads.objects[change.key]
+    seen = reads.objects.get(change.key)
+    if seen is not None:
         if change.deleted:
-            return seen is not None
-        return seen is None or not _not_newer(change.version, seen)
+            return seen.last is not None
+        return not seen.knows(change.version)
     group, kind, namespace, _ = change.key
     return any(
         listed.group == group
@@ -394,17 +462,6 @@ def _affects(reads: _Reads, change: _Change) -> bool:
         and listed.selector.matches(change.labels)
         for listed in reads.lists
     )
-
-
-def _not_newer(version: str, seen: str) -> bool:
-    """``version`` is the one seen or older (resourceVersions compared as integers, as
-    every client that orders them does; otherwise only equality counts)."""
-    if version == seen:
-        return True
-    try:
-        return int(version) <= int(seen)
-    except ValueError:
-        return False
 
 
 def _discard(index: dict[Any, set[str]], key: Any, uid: str) -> None:

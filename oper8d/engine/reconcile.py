@@ -138,6 +138,9 @@ class Reconciler:
         recorder = changes.begin(self.cluster)
         stable = False
         try:
+            # the CR as handed over, and as it is now: an edit in between is a second version
+            recorder.note(cr)
+            recorder.reread(cr)
             # this reconcile's reads and writes go through the recorder; the copy shares
             # everything else (the applied memory, the options) with this reconciler
             recording = copy.copy(self)
@@ -146,9 +149,7 @@ class Reconciler:
             stable = result.stable
             # what the next reconcile will be handed: the CR with our finalizer/inventory,
             # at a version any later change of it (its status too) moves past
-            left = recorder.as_left(cr)
-            recorder.note(left)
-            fingerprint = cr_fingerprint(left, self._digest)
+            fingerprint = cr_fingerprint(recorder.as_left(cr), self._digest)
             return result
         finally:
             changes.finish(uid, recorder, fingerprint, stable)

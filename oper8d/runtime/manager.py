@@ -180,7 +180,7 @@ class Manager:
         self.cache = CachedCluster(self.api, {k: v[0] for k, v in by_kind.items()})
         schemas = opts.schemas or KubeSchemas.builtin()  # one load serves every controller
         for spec, cr_infs, owned in plan:
-            # skips unchanged CRs (engine.fingerprint); opt-in, see ManagerOptions
+            # skips unchanged CRs (engine.fingerprint); ManagerOptions.skip_unchanged
             changes = ChangeTracker(clock=opts.clock) if opts.skip_unchanged else None
             reconciler = Reconciler(
                 self.bundle,
