@@ -4,7 +4,10 @@ dry run and render, and bundle tests.
 Steps: pause check → deletion/finalize → finalizer and inventory (one write of the CR)
 → inputs (``engine.inputs``: CR schema validation with defaults, config merge) → start
 status → four-phase rollout (``engine.rollout``) → prune (``engine.prune``) → completion
-status (written only when something but a timestamp changed) → requeue decision. Every
+status (written only when something but a timestamp changed) → requeue decision. A CR's
+first rollout writes its status once, at the end: ``Initializing`` is only the base the
+completion status is built on, as nothing has been reported yet; a later rollout (a new
+version, a spec change) writes its start status first, so a user sees it under way. Every
 write to the CR happens here, between steps, on the reconcile's own thread; the defaulted
 spec stays in the session, apart from the CR as the server returned it. With a
 ``ChangeTracker`` (``engine.fingerprint``) a CR whose inputs did not change since its last
@@ -224,7 +227,7 @@ class Reconciler:
 
     def _start(self, session: Session) -> tuple[dict[str, Any], bool]:
         """The start status (Initializing / VersionChange), and whether it was written
-        (only when it changed)."""
+        (only when it changed, and not on a first rollout: see the module docstring)."""
         old_status = session.cr.get("status") or {}
         start = st.start_status(
             old_status,
@@ -232,7 +235,7 @@ class Reconciler:
             generation=_gen(session.cr),
             now=self.options.clock.now(),
         )
-        if not st.status_changed(old_status, start):
+        if not old_status or not st.status_changed(old_status, start):
             return start, False
         session.cr = self._put_status(session.cr, start)
         return start, True
