@@ -416,15 +416,22 @@ class Reconciler:
         return new_status
 
     def _put_status(self, cr: Obj, new_status: dict[str, Any]) -> Obj:
+        """Write the status over ``cr``: at ``cr``'s resourceVersion first (the CR as read
+        from the cache or last written: no read of it from the server), then, when it
+        changed since (409), over whatever version is live (the status is ours alone)."""
         body = {**cr, "status": new_status}
-        body["metadata"] = {k: v for k, v in cr["metadata"].items() if k != "resourceVersion"}
         try:
-            live = self.cluster.update_status(body)
+            try:
+                return self.cluster.update_status(body)
+            except ClusterError as err:
+                if err.status != 409 or not cr["metadata"].get("resourceVersion"):
+                    raise
+            meta = {k: v for k, v in cr["metadata"].items() if k != "resourceVersion"}
+            return self.cluster.update_status({**body, "metadata": meta})
         except ClusterError as err:
             if err.status == 404:  # deleted meanwhile
                 return cr
             raise
-        return live
 
     def _update_cr(
         self, cr: Obj, change: Callable[[dict[str, Any]], None], attempts: int = 5
