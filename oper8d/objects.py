@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MANAGED_BY_LABEL", "OWNER_LABEL", "Obj", "ObjView"]
+__all__ = ["MANAGED_BY_LABEL", "OWNER_LABEL", "Obj", "ObjView", "newer", "resource_version"]
 
 #: a Kubernetes object: the JSON the API server sends, as dicts, lists and scalars
 Obj = dict[str, Any]
@@ -22,3 +22,21 @@ ObjView = Mapping[str, Any]
 OWNER_LABEL = "oper8d.io/owner-uid"
 #: on every object oper8d deploys, with the value ``oper8d``
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+
+
+def resource_version(obj: ObjView) -> str:
+    """``metadata.resourceVersion`` ("" when unset)."""
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def newer(a: ObjView, b: ObjView) -> bool | None:
+    """Whether ``a``'s resourceVersion is greater than ``b``'s; None when they cannot be
+    compared. resourceVersions are opaque: only equality means anything in general. The
+    API server's are integers (etcd revisions), so a cache ordering its own copies (an
+    object it wrote against the watch event of an earlier state) compares them as such,
+    as every client that orders them does; the change tracker (``engine.fingerprint``)
+    compares them only for equality."""
+    try:
+        return int(resource_version(a)) > int(resource_version(b))
+    except ValueError:
+        return None

@@ -9,13 +9,27 @@ read and write of one reconcile) after a successful reconcile that left the CR s
 While nothing of that changed, ``Reconciler`` skips the CR: no render, no request.
 
 It learns of changes from a feed of watch events (``observe``): the runtime's informers,
-or ``MemoryCluster.watch``. An event on an object the reconcile read (newer than the
-version it saw), or on a new object matching a selector it listed, forgets the CR's
-record, so the next reconcile runs in full. Events that arrive while a CR is being
-reconciled are replayed against the record before it is kept, so a change made during
-the reconcile is not lost. A reconcile reading something the feed does not see (a kind
-without an informer, an object outside the informer's label selector) keeps no record:
-that CR is always reconciled in full.
+or ``MemoryCluster.watch``. A reconcile's record holds, per object it read or wrote, every
+resourceVersion it saw (read, or returned by its own writes). An event on such an object at
+a version the record does not hold, or on a new object matching a selector it listed,
+forgets the CR's record, so the next reconcile runs in full. resourceVersions are compared
+only for equality (they are opaque): an event at an unknown version is news, whether the
+cache that served the reconcile was behind it or not.
+
+The cache a reconcile reads may be behind the feed, so a record is kept only when the
+reconcile's view was consistent and nothing moved under it (``finish``):
+
+* events that arrive while a CR is reconciled are replayed against its reads before the
+  record is kept: one at a version the reconcile neither read nor wrote refuses it;
+* an object read at two versions the reconcile did not write itself (a stale copy, then a
+  fresh one, e.g. the rollout's get and prune's list) refuses it: some step acted on the
+  stale copy. The CR is read again when the reconcile begins for the same reason: an edit
+  between the cache read that handed it over and the start of the recording would
+  otherwise come back in the CR a status write returns and pass for rendered.
+
+A reconcile reading something the feed does not see (a kind without an informer, an
+object outside the informer's label selector) keeps no record: that CR is always
+reconciled in full.
 
 Watch events can be lost (a watch that ended while objects changed is relisted and
 diffed, but an informer can still lag); so a record also expires ``recheck_after``
@@ -28,21 +42,19 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from oper8d.bundle.model import Bundle
 from oper8d.clock import Clock, SystemClock
-from oper8d.cluster.base import Cluster, Method, Propagation
+from oper8d.cluster.base import Cluster
 from oper8d.cluster.selectors import Selector, as_selector
+from oper8d.engine.recording import ListRead, ObjKey, RecordingCluster, obj_key_of
 from oper8d.kinds import group_of
 from oper8d.objects import Obj
 
 __all__ = ["ChangeTracker", "RecordingCluster", "bundle_digest", "cr_fingerprint"]
-
-#: (group, kind, namespace or "", name)
-ObjKey = tuple[str, str, str, str]
 
 
 def bundle_digest(bundle: Bundle) -> str:
@@ -75,45 +87,6 @@ def cr_fingerprint(cr: Obj, digest: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _key(api_version: str, kind: str, namespace: str | None, name: str) -> ObjKey:
-    return (group_of(api_version), kind, namespace or "", name)
-
-
-def _key_of(obj: Obj) -> ObjKey:
-    meta = obj.get("metadata") or {}
-    return _key(
-        obj.get("apiVersion") or "",
-        obj.get("kind") or "",
-        meta.get("namespace"),
-        meta.get("name") or "",
-    )
-
-
-def _rv(obj: Obj | None) -> str | None:
-    if obj is None:
-        return None
-    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
-
-
-@dataclass(frozen=True)
-class _List:
-    group: str
-    kind: str
-    #: None: all namespaces
-    namespace: str | None
-    selector: Selector
-
-
-@dataclass
-class _Reads:
-    """What one reconcile touched: object versions (None: absent) and lists."""
-
-    objects: dict[ObjKey, str | None] = field(default_factory=dict)
-    lists: list[_List] = field(default_factory=list)
-    #: False once something was read that the change feed does not see
-    covered: bool = True
-
-
 @dataclass(frozen=True)
 class _Change:
     key: ObjKey
@@ -122,105 +95,21 @@ class _Change:
     labels: dict[str, str]
 
 
+@dataclass(frozen=True, slots=True)
+class _Known:
+    """What a record keeps of one object (small: a fleet keeps one per object per CR):
+    every version the reconcile read or wrote, and the state it left it in."""
+
+    versions: tuple[str | None, ...]
+    last: str | None
+
+
 @dataclass
 class _Record:
     fingerprint: str
-    reads: _Reads
+    objects: dict[ObjKey, _Known]
+    lists: list[ListRead]
     at: float
-
-
-class RecordingCluster:
-    """A ``Cluster`` for one reconcile: passes everything through and records what was
-    read and written (for ``ChangeTracker``)."""
-
-    def __init__(self, cluster: Cluster, tracker: ChangeTracker):
-        self.cluster = cluster
-        self.reads = _Reads()
-        #: the last object each write returned (the CR as this reconcile leaves it)
-        self._written: dict[ObjKey, Obj] = {}
-        self._tracker = tracker
-        self._lock = threading.Lock()  # the rollout reads from several threads
-
-    def _saw(self, key: ObjKey, obj: Obj | None, covered: bool) -> None:
-        with self._lock:
-            self.reads.objects[key] = _rv(obj)
-            self.reads.covered = self.reads.covered and covered
-
-    def get(
-        self, api_version: str, kind: str, name: str, namespace: str | None = None
-    ) -> Obj | None:
-        obj = self.cluster.get(api_version, kind, name, namespace)
-        key = _key(api_version, kind, namespace, name)
-        self._saw(key, obj, self._tracker.sees_object(key, obj))
-        return obj
-
-    def list(
-        self,
-        api_version: str,
-        kind: str,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-    ) -> list[Obj]:
-        objs = self.cluster.list(api_version, kind, namespace, label_selector)
-        listed = _List(group_of(api_version), kind, namespace, as_selector(label_selector))
-        with self._lock:
-            self.reads.lists.append(listed)
-            self.reads.covered = self.reads.covered and self._tracker.sees_list(listed)
-            for obj in objs:
-                meta = obj.get("metadata") or {}
-                key = _key(api_version, kind, meta.get("namespace"), meta.get("name") or "")
-                self.reads.objects[key] = _rv(obj)
-        return objs
-
-    def _wrote(self, obj: Obj) -> Obj:
-        key = _key_of(obj)
-        self._saw(key, obj, self._tracker.sees_object(key, obj))
-        with self._lock:
-            self._written[key] = obj
-        return obj
-
-    def note(self, obj: Obj) -> None:
-        """Record ``obj`` as read at its version (the CR the reconcile was handed)."""
-        key = _key_of(obj)
-        self._saw(key, obj, self._tracker.sees_object(key, obj))
-
-    def as_left(self, obj: Obj) -> Obj:
-        """``obj`` as the last write of this reconcile returned it (``obj`` if unwritten)."""
-        with self._lock:
-            return self._written.get(_key_of(obj), obj)
-
-    def apply(
-        self, obj: Obj, *, field_manager: str, method: Method = "apply", force: bool = True
-    ) -> Obj:
-        return self._wrote(
-            self.cluster.apply(obj, field_manager=field_manager, method=method, force=force)
-        )
-
-    def update(self, obj: Obj) -> Obj:
-        return self._wrote(self.cluster.update(obj))
-
-    def update_status(self, obj: Obj) -> Obj:
-        return self._wrote(self.cluster.update_status(obj))
-
-    def delete(
-        self,
-        api_version: str,
-        kind: str,
-        name: str,
-        namespace: str | None = None,
-        *,
-        propagation: Propagation = "Background",
-    ) -> bool:
-        gone = self.cluster.delete(api_version, kind, name, namespace, propagation=propagation)
-        key = _key(api_version, kind, namespace, name)
-        # absent from now on: its DELETED event is expected, any other change is news
-        self._saw(key, None, covered=True)
-        return gone
-
-    def __getattr__(self, name: str) -> Any:
-        # anything else the wrapped cluster offers (create, resource, ...), unrecorded:
-        # an object created here is read (and recorded) before a rollout depends on it
-        return getattr(self.cluster, name)
 
 
 class ChangeTracker:
@@ -271,7 +160,7 @@ class ChangeTracker:
                 return True
         return False
 
-    def sees_list(self, listed: _List) -> bool:
+    def sees_list(self, listed: ListRead) -> bool:
         if self._everything:
             return True
         wanted = set(listed.selector.requirements)
@@ -311,17 +200,24 @@ class ChangeTracker:
         return recorder
 
     def finish(self, uid: str, recorder: RecordingCluster, fingerprint: str, stable: bool) -> None:
-        """Keep the record of a reconcile that left the CR stable and read only what the
-        feed sees, unless something it read changed while it ran."""
+        """Keep the record of a reconcile that left the CR stable, read only what the feed
+        sees and saw each object at one version, unless something it read changed while
+        it ran (see the module docstring)."""
         with self._lock:
             changes = self._in_flight.pop(id(recorder), [])
             self._drop(uid)
             reads = recorder.reads
-            if not stable or not reads.covered:
+            if not stable or not reads.covered or not reads.consistent:
                 return
-            if any(_affects(reads, ch) for ch in changes):
+            if not all(seen.consistent() for seen in reads.objects.values()):
                 return
-            self._records[uid] = _Record(fingerprint, reads, self.clock.monotonic())
+            known = {
+                key: _Known(tuple(seen.read | seen.written), seen.last)
+                for key, seen in reads.objects.items()
+            }
+            if any(_affects(known, reads.lists, ch) for ch in changes):
+                return
+            self._records[uid] = _Record(fingerprint, known, reads.lists, self.clock.monotonic())
             for key in reads.objects:
                 self._by_object.setdefault(key, set()).add(uid)
             for listed in reads.lists:
@@ -342,7 +238,7 @@ class ChangeTracker:
             return
         meta = obj.get("metadata") or {}
         change = _Change(
-            key=_key_of(obj),
+            key=obj_key_of(obj),
             version=str(meta.get("resourceVersion") or ""),
             deleted=event == "DELETED",
             labels=dict(meta.get("labels") or {}),
@@ -357,20 +253,20 @@ class ChangeTracker:
                 candidates |= self._by_list.get((group, kind, label, value), set())
             for uid in candidates:
                 record = self._records.get(uid)
-                if record is not None and _affects(record.reads, change):
+                if record is not None and _affects(record.objects, record.lists, change):
                     self._drop(uid)
 
     def _drop(self, uid: str) -> None:
         record = self._records.pop(uid, None)
         if record is None:
             return
-        for key in record.reads.objects:
+        for key in record.objects:
             _discard(self._by_object, key, uid)
-        for listed in record.reads.lists:
+        for listed in record.lists:
             _discard(self._by_list, _list_index(listed), uid)
 
 
-def _list_index(listed: _List) -> tuple[str, str, str, str]:
+def _list_index(listed: ListRead) -> tuple[str, str, str, str]:
     """Where a list is indexed: by one ``label=value`` its selector requires (an object
     without that label cannot match), or by kind alone."""
     for req in listed.selector.requirements:
@@ -379,32 +275,23 @@ def _list_index(listed: _List) -> tuple[str, str, str, str]:
     return (listed.group, listed.kind, "", "")
 
 
-def _affects(reads: _Reads, change: _Change) -> bool:
-    """Whether ``change`` may alter what a reconcile that made ``reads`` saw."""
-    if change.key in reads.objects:
-        seen = reads.objects[change.key]
+def _affects(objects: dict[ObjKey, _Known], lists: list[ListRead], change: _Change) -> bool:
+    """Whether ``change`` may alter what a reconcile that saw ``objects`` and ``lists`` saw:
+    a state of an object it did not see (resourceVersions compared only for equality), or
+    a new object one of its lists would have returned."""
+    seen = objects.get(change.key)
+    if seen is not None:
         if change.deleted:
-            return seen is not None
-        return seen is None or not _not_newer(change.version, seen)
+            return seen.last is not None
+        return change.version not in seen.versions
     group, kind, namespace, _ = change.key
     return any(
         listed.group == group
         and listed.kind == kind
         and listed.namespace in (None, namespace)
         and listed.selector.matches(change.labels)
-        for listed in reads.lists
+        for listed in lists
     )
-
-
-def _not_newer(version: str, seen: str) -> bool:
-    """``version`` is the one seen or older (resourceVersions compared as integers, as
-    every client that orders them does; otherwise only equality counts)."""
-    if version == seen:
-        return True
-    try:
-        return int(version) <= int(seen)
-    except ValueError:
-        return False
 
 
 def _discard(index: dict[Any, set[str]], key: Any, uid: str) -> None:

@@ -4,7 +4,10 @@ dry run and render, and bundle tests.
 Steps: pause check → deletion/finalize → finalizer and inventory (one write of the CR)
 → inputs (``engine.inputs``: CR schema validation with defaults, config merge) → start
 status → four-phase rollout (``engine.rollout``) → prune (``engine.prune``) → completion
-status (written only when something but a timestamp changed) → requeue decision. Every
+status (written only when something but a timestamp changed) → requeue decision. A CR's
+first rollout writes its status once, at the end: ``Initializing`` is only the base the
+completion status is built on, as nothing has been reported yet; a later rollout (a new
+version, a spec change) writes its start status first, so a user sees it under way. Every
 write to the CR happens here, between steps, on the reconcile's own thread; the defaulted
 spec stays in the session, apart from the CR as the server returned it. With a
 ``ChangeTracker`` (``engine.fingerprint``) a CR whose inputs did not change since its last
@@ -138,6 +141,9 @@ class Reconciler:
         recorder = changes.begin(self.cluster)
         stable = False
         try:
+            # the CR as handed over, and as it is now: an edit in between is a second version
+            recorder.note(cr)
+            recorder.reread(cr)
             # this reconcile's reads and writes go through the recorder; the copy shares
             # everything else (the applied memory, the options) with this reconciler
             recording = copy.copy(self)
@@ -146,9 +152,7 @@ class Reconciler:
             stable = result.stable
             # what the next reconcile will be handed: the CR with our finalizer/inventory,
             # at a version any later change of it (its status too) moves past
-            left = recorder.as_left(cr)
-            recorder.note(left)
-            fingerprint = cr_fingerprint(left, self._digest)
+            fingerprint = cr_fingerprint(recorder.as_left(cr), self._digest)
             return result
         finally:
             changes.finish(uid, recorder, fingerprint, stable)
@@ -223,7 +227,7 @@ class Reconciler:
 
     def _start(self, session: Session) -> tuple[dict[str, Any], bool]:
         """The start status (Initializing / VersionChange), and whether it was written
-        (only when it changed)."""
+        (only when it changed, and not on a first rollout: see the module docstring)."""
         old_status = session.cr.get("status") or {}
         start = st.start_status(
             old_status,
@@ -231,7 +235,7 @@ class Reconciler:
             generation=_gen(session.cr),
             now=self.options.clock.now(),
         )
-        if not st.status_changed(old_status, start):
+        if not old_status or not st.status_changed(old_status, start):
             return start, False
         session.cr = self._put_status(session.cr, start)
         return start, True
@@ -412,15 +416,22 @@ class Reconciler:
         return new_status
 
     def _put_status(self, cr: Obj, new_status: dict[str, Any]) -> Obj:
+        """Write the status over ``cr``: at ``cr``'s resourceVersion first (the CR as read
+        from the cache or last written: no read of it from the server), then, when it
+        changed since (409), over whatever version is live (the status is ours alone)."""
         body = {**cr, "status": new_status}
-        body["metadata"] = {k: v for k, v in cr["metadata"].items() if k != "resourceVersion"}
         try:
-            live = self.cluster.update_status(body)
+            try:
+                return self.cluster.update_status(body)
+            except ClusterError as err:
+                if err.status != 409 or not cr["metadata"].get("resourceVersion"):
+                    raise
+            meta = {k: v for k, v in cr["metadata"].items() if k != "resourceVersion"}
+            return self.cluster.update_status({**body, "metadata": meta})
         except ClusterError as err:
             if err.status == 404:  # deleted meanwhile
                 return cr
             raise
-        return live
 
     def _update_cr(
         self, cr: Obj, change: Callable[[dict[str, Any]], None], attempts: int = 5

@@ -208,7 +208,7 @@ class Manager:
         # a queued CR outside this replica's shard reads as gone (runtime.cache)
         cr_reads = self.cache.within_shards() if self.sharding else self.cache
         for spec, cr_infs, owned in plan:
-            # skips unchanged CRs (engine.fingerprint); opt-in, see ManagerOptions
+            # skips unchanged CRs (engine.fingerprint); ManagerOptions.skip_unchanged
             changes = ChangeTracker(clock=opts.clock) if opts.skip_unchanged else None
             reconciler = Reconciler(
                 self.bundle,

@@ -49,11 +49,10 @@ class ManagerOptions:
     events: bool = True
     #: PUT an object whose server-side apply is refused as invalid (see engine.deploy)
     replace_on_invalid: bool = False
-    #: skip reconciles of CRs whose inputs did not change (engine.fingerprint). Off by
-    #: default: in the runtime a reconcile can still read a cached copy older than a watch
-    #: event already seen, and keep a record that hides the change (a known race: with it on,
-    #: test_runtime_manager's drifted-ConfigMap test fails about one run in three)
-    skip_unchanged: bool = False
+    #: skip reconciles of CRs whose inputs did not change since their last stable
+    #: reconcile (engine.fingerprint); drift, dependency, config and bundle changes are
+    #: still acted on (their watch events, or the hourly recheck, forget the record)
+    skip_unchanged: bool = True
     #: share the CRs with other replicas of the same shard group (runtime/sharding.py);
     #: uses the leader-election namespace and timings, and excludes leader election
     sharding: bool = False

@@ -89,8 +89,13 @@ def test_resync_of_a_stable_cr_is_free_and_owned_drift_is_still_corrected(tmp_pa
 
     meta = {"name": "demo", "namespace": NAMESPACE}
     api.create({"apiVersion": API_VERSION, "kind": KIND, "metadata": meta, "spec": {}})
+    api.reset_requests()
     run_ready()
     assert is_ready(api.get(API_VERSION, KIND, "demo", NAMESPACE))
+    # the first rollout: one CR write (finalizer and inventory), one apply per object, and
+    # the status once (its object was ready at once: no Initializing written before)
+    writes = {verb: n for verb, n in api.requests.items() if verb in MUTATING_VERBS and n}
+    assert writes == {"update": 1, "apply": 1, "update_status": 1}
 
     api.reset_requests()
     controller.enqueue_all()  # what an informer resync does
