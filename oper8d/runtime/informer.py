@@ -56,18 +56,10 @@ from typing import Any
 from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.selectors import as_selector
 from oper8d.errors import ClusterError
-from oper8d.objects import Obj
+from oper8d.objects import Obj, newer, resource_version
 from oper8d.runtime.hashing import ShardSlice
 from oper8d.runtime.listwatch import ListWatch, WatchStream, list_in_pages
-from oper8d.runtime.store import (
-    ObjectStore,
-    copy_obj,
-    drop_unread,
-    key_of,
-    newer,
-    resource_version,
-    share_strings,
-)
+from oper8d.runtime.store import ObjectStore, copy_obj, drop_unread, key_of, share_strings
 
 __all__ = ["Handler", "Informer", "ListWatch", "WatchStream"]
 

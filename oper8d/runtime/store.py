@@ -3,7 +3,7 @@
 ``ObjectStore`` (used by ``runtime.informer.Informer``) holds one kind's objects by
 (namespace, name) with indexes by uid, by the ``oper8d.io/owner-uid`` label and by
 ownerReference uid. It is not locked: its informer locks around it. ``copy_obj``,
-``key_of``, ``resource_version`` and ``newer`` are used by the informer and the cache.
+``key_of`` is used by the informer and the cache (resourceVersions: ``oper8d.objects``).
 
 ``drop_unread`` is the informers' default transform, as controller-runtime's cache
 transforms do: it drops from every cached object what no reader of the cache uses
@@ -34,8 +34,6 @@ __all__ = [
     "copy_obj",
     "drop_unread",
     "key_of",
-    "newer",
-    "resource_version",
     "share_strings",
 ]
 
@@ -116,20 +114,6 @@ def key_of(obj: Obj) -> Key:
     """(namespace, name); the namespace is "" for cluster-scoped objects."""
     meta = obj.get("metadata") or {}
     return (meta.get("namespace") or "", meta.get("name") or "")
-
-
-def resource_version(obj: Obj) -> str:
-    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
-
-
-def newer(a: Obj, b: Obj) -> bool | None:
-    """Whether ``a``'s resourceVersion is greater than ``b``'s; None when they cannot be
-    compared (resourceVersions are opaque; the API server's are integers, so comparing
-    them as such is what every client that orders them does)."""
-    try:
-        return int(resource_version(a)) > int(resource_version(b))
-    except ValueError:
-        return None
 
 
 class ObjectStore:

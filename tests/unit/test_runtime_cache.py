@@ -24,10 +24,10 @@ from oper8d.cluster.memory import MemoryCluster
 from oper8d.cluster.selectors import matches
 from oper8d.errors import ClusterError
 from oper8d.kinds import is_cluster_scoped
-from oper8d.objects import OWNER_LABEL
+from oper8d.objects import OWNER_LABEL, newer
 from oper8d.runtime.cache import CachedCluster
 from oper8d.runtime.informer import Informer
-from oper8d.runtime.store import ObjectStore, copy_obj, key_of, newer
+from oper8d.runtime.store import ObjectStore, copy_obj, key_of
 
 Obj = dict[str, Any]
 
