@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from oper8d.bundle.cache import open_store
 from oper8d.bundle.edges import condition_references, infer_edges, template_references
 from oper8d.bundle.literals import (
     literal_identity,
@@ -50,14 +51,17 @@ from oper8d.errors import BundleError, Problem, SourcePos
 from oper8d.kubeschema import KubeSchemas
 from oper8d.limits import Limits
 from oper8d.template import Expr, TemplateEngine
+from oper8d.template.environment import CodeCache
 
 OPERATOR_FILE = "operator.yaml"
 _T = TypeVar("_T")
 
 
-def load_bundle(path: str | Path, limits: Limits | None = None) -> Bundle:
+def load_bundle(path: str | Path, limits: Limits | None = None, *, cache: bool = True) -> Bundle:
     """Load, validate and compile the bundle at ``path`` (a folder or its operator.yaml).
 
+    ``cache``: reuse the templates' compiled code from the user's compile cache
+    (``bundle.cache``; off with ``OPER8D_NO_CACHE=1``) and keep what this load compiles.
     Raises ``BundleError`` listing every problem found, each with file:line:col.
     """
     root = Path(path)
@@ -67,15 +71,21 @@ def load_bundle(path: str | Path, limits: Limits | None = None) -> Bundle:
         raise BundleError(
             Problem(f"no {OPERATOR_FILE} in {root} (a bundle is a folder with an {OPERATOR_FILE})")
         )
-    return _Compiler(root, limits if limits is not None else Limits()).compile()
+    limits = limits if limits is not None else Limits()
+    store = open_store(root, limits) if cache else None
+    try:
+        return _Compiler(root, limits, store).compile()
+    finally:
+        if store is not None:
+            store.save()  # also after problems: the templates that compiled are kept
 
 
 class _Compiler(PartsCompiler):
-    def __init__(self, root: Path, limits: Limits):
+    def __init__(self, root: Path, limits: Limits, code_cache: CodeCache | None = None):
         self.root = root
         self.schemas = SchemaSet()
         self.limits = limits
-        self.templates = TemplateEngine(limits)
+        self.templates = TemplateEngine(limits, code_cache=code_cache)
         self.problems: list[Problem] = []
         # id(document) -> (document, its index): the document is kept so its id stays its own
         self._position_indexes: dict[int, tuple[Document, _PositionIndex]] = {}
