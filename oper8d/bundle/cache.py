@@ -11,10 +11,10 @@ file per bundle folder holds what its last load compiled (and only that), and wh
 ``operator.yaml`` and included files passed schema validation (by a sha256 of their data).
 
 Where: ``$XDG_CACHE_HOME/oper8d`` or ``~/.cache/oper8d``; ``OPER8D_NO_CACHE=1`` turns it off.
-The store file name is a hash of the bundle's real path, the limits, the versions of Python,
-Jinja and MarkupSafe, and a sha256 of oper8d's template package source (stricter than
-oper8d's version number, which a development checkout does not change); the file repeats
-that key inside.
+The store file name is a hash of the bundle's real path, the limits, the versions of Python
+and Jinja, and a sha256 of oper8d's template and bundle packages and bundle schemas (stricter
+than oper8d's version number, which a development checkout does not change); the file
+repeats that key inside.
 
 The security model: the bundle author is trusted, the CR author is not, and the cache holds
 code that runs. It is used only in a folder this user owns with no access for group or
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import marshal
 import os
 import secrets
@@ -36,11 +37,12 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import CodeType
+from typing import Any
 
 from oper8d.limits import Limits
 from oper8d.template.environment import CodeEntry
 
-__all__ = ["CodeStore", "cache_dir", "open_store"]
+__all__ = ["CodeStore", "cache_dir", "data_key", "open_store"]
 
 #: the first bytes of a store file; a new layout gets a new magic
 _MAGIC = b"oper8d-compile-cache 1\n"
@@ -67,11 +69,19 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
 class CodeStore:
     """The compiled templates of one bundle: read once, written back when they changed."""
 
-    def __init__(self, folder: Path, key: str, entries: dict[str, CodeEntry]) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        key: str,
+        entries: dict[str, CodeEntry],
+        passed: frozenset[str] = frozenset(),
+    ) -> None:
         self._folder = folder
         self._key = key
         self._known = entries
         self._used: dict[str, CodeEntry] = {}
+        self._known_passed = passed
+        self._passed: set[str] = set()
         self._changed = False
 
     @property
@@ -88,18 +98,45 @@ class CodeStore:
         self._used[key] = entry
         self._changed = True
 
+    def passed(self, check: str) -> bool:
+        """Whether ``check`` (a schema check of some data, see ``data_key``) found no
+        problem in an earlier load."""
+        if check in self._known_passed:
+            self._passed.add(check)
+            return True
+        return False
+
+    def record_pass(self, check: str) -> None:
+        self._passed.add(check)
+        self._changed = True
+
     def save(self) -> None:
         """Write what this load used, if it differs from what was read; errors are ignored
         (the cache is an optimisation)."""
-        if not self._changed and len(self._used) == len(self._known):
+        if (
+            not self._changed
+            and len(self._used) == len(self._known)
+            and self._passed == self._known_passed
+        ):
             return
-        body = marshal.dumps((self._key, self._used))
+        body = marshal.dumps((self._key, self._used, frozenset(self._passed)))
         data = _MAGIC + hashlib.sha256(body).digest() + body
         with contextlib.suppress(OSError):
             _write_atomically(self.path, data)
             _prune(self._folder)
         self._known = dict(self._used)
+        self._known_passed = frozenset(self._passed)
         self._changed = False
+
+
+def data_key(check: str, data: Any) -> str | None:
+    """A key for "``check`` passed on ``data``" (a sha256 of the check's name and the data
+    as JSON), or None for data JSON cannot hold."""
+    try:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    return hashlib.sha256(f"{check}\0{text}".encode()).hexdigest()
 
 
 def open_store(
@@ -117,8 +154,8 @@ def open_store(
     except (OSError, ValueError):
         return None
     store = CodeStore(folder, key, {})
-    store._known = _read(store.path, key)
-    return store
+    entries, passed = _read(store.path, key)
+    return CodeStore(folder, key, entries, passed)
 
 
 def _private_folder(folder: Path) -> bool:
@@ -134,7 +171,6 @@ def _key(root: Path, limits: Limits) -> str:
     """What stored code depends on besides its source: the bundle folder (one file per
     bundle), the limits, and the code that generates and runs it."""
     import jinja2
-    import markupsafe
 
     parts = [
         str(root.resolve()),
@@ -142,49 +178,60 @@ def _key(root: Path, limits: Limits) -> str:
         sys.version,
         sys.implementation.cache_tag or "",
         jinja2.__version__,
-        markupsafe.__version__,
-        _template_code_digest(),  # stricter than oper8d's version number
+        _code_digest(),  # stricter than oper8d's version number
     ]
     return "\0".join(parts)
 
 
-def _template_code_digest() -> str:
-    """A sha256 of oper8d's template package source: a change to how code is generated
-    (the sandbox's code generator, the loop guards) must not reuse older code, even when the
-    version number did not change."""
-    folder = Path(__file__).resolve().parent.parent / "template"
+def _code_digest() -> str:
+    """A sha256 of the oper8d source that stored results come from: the template package
+    (code generation, loop guards), the bundle package (validation) and the bundle schemas.
+    A change to any of them must not reuse older results, even when oper8d's version number
+    did not change (a development checkout)."""
+    package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
-    for path in sorted(folder.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for pattern in ("template/*.py", "bundle/*.py", "schemas/*.json"):
+        for path in sorted(package.glob(pattern)):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
-def _read(path: Path, key: str) -> dict[str, CodeEntry]:
-    """The entries stored at ``path`` under ``key``; empty when there are none or the file
-    is not one this process wrote (wrong owner or mode, corrupt, another key)."""
+_Stored = tuple[dict[str, CodeEntry], frozenset[str]]
+_NOTHING: _Stored = ({}, frozenset())
+
+
+def _read(path: Path, key: str) -> _Stored:
+    """The entries and passed checks stored at ``path`` under ``key``; nothing when there
+    are none or the file is not one this process wrote (wrong owner or mode, corrupt,
+    another key)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
-        return {}
+        return _NOTHING
     try:
         with os.fdopen(fd, "rb") as stream:
             info = os.fstat(stream.fileno())
             if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
-                return {}
+                return _NOTHING
             data = stream.read()
     except OSError:
-        return {}
+        return _NOTHING
     head, digest = data[: len(_MAGIC)], data[len(_MAGIC) : len(_MAGIC) + _DIGEST]
     body = data[len(_MAGIC) + _DIGEST :]
     if head != _MAGIC or hashlib.sha256(body).digest() != digest:
-        return {}
+        return _NOTHING
     try:
-        stored_key, entries = marshal.loads(body)
+        stored_key, entries, passed = marshal.loads(body)
     except (ValueError, EOFError, TypeError):
-        return {}
-    if stored_key != key or not isinstance(entries, dict):
-        return {}
-    return {k: v for k, v in entries.items() if isinstance(k, str) and _is_entry(v)}
+        return _NOTHING
+    if (
+        stored_key != key
+        or not isinstance(entries, dict)
+        or not isinstance(passed, frozenset)
+        or not all(isinstance(p, str) for p in passed)
+    ):
+        return _NOTHING
+    return {k: v for k, v in entries.items() if isinstance(k, str) and _is_entry(v)}, passed
 
 
 def _is_entry(value: object) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from oper8d.bundle.cache import open_store
+from oper8d.bundle.cache import CodeStore, data_key, open_store
 from oper8d.bundle.edges import condition_references, infer_edges, template_references
 from oper8d.bundle.literals import (
     literal_identity,
@@ -51,7 +51,6 @@ from oper8d.errors import BundleError, Problem, SourcePos
 from oper8d.kubeschema import KubeSchemas
 from oper8d.limits import Limits
 from oper8d.template import Expr, TemplateEngine
-from oper8d.template.environment import CodeCache
 
 OPERATOR_FILE = "operator.yaml"
 _T = TypeVar("_T")
@@ -81,11 +80,12 @@ def load_bundle(path: str | Path, limits: Limits | None = None, *, cache: bool =
 
 
 class _Compiler(PartsCompiler):
-    def __init__(self, root: Path, limits: Limits, code_cache: CodeCache | None = None):
+    def __init__(self, root: Path, limits: Limits, store: CodeStore | None = None):
         self.root = root
         self.schemas = SchemaSet()
         self.limits = limits
-        self.templates = TemplateEngine(limits, code_cache=code_cache)
+        self.store = store
+        self.templates = TemplateEngine(limits, code_cache=store)
         self.problems: list[Problem] = []
         # id(document) -> (document, its index): the document is kept so its id stays its own
         self._position_indexes: dict[int, tuple[Document, _PositionIndex]] = {}
@@ -95,13 +95,13 @@ class _Compiler(PartsCompiler):
     # -- entry ---------------------------------------------------------------------------
     def compile(self) -> Bundle:
         doc = load_yaml_file(self.root, OPERATOR_FILE, limits=self.limits)
-        self.problems.extend(self.schemas.validate(doc, "operator"))
+        self.problems.extend(self._checked(doc, "operator", ()))
         controllers = doc.data.get("controllers") if isinstance(doc.data, dict) else None
         for i, c in enumerate(controllers if isinstance(controllers, list) else []):
             resource = c.get("resource") if isinstance(c, dict) else None
             if isinstance(resource, dict) and isinstance(resource.get("schema"), dict):
                 path = ("controllers", i, "resource", "schema")
-                self.problems.extend(check_spec_schema(doc, path))
+                self.problems.extend(self._checked(doc, "spec schema", path))
         if self.problems:
             raise BundleError(sorted(self.problems, key=_problem_order))
         top = _Node(doc, (), doc.data)
@@ -135,6 +135,25 @@ class _Compiler(PartsCompiler):
         return bundle
 
     # -- helpers -------------------------------------------------------------------------
+    def _checked(self, doc: Document, schema: str, path: PathKey) -> list[Problem]:
+        """The problems of ``doc`` under the package ``schema`` ("operator", "component"),
+        or of the spec schema at ``path`` ("spec schema"). Data that passed the same check
+        in an earlier load (the compile cache) is not checked again: only a pass is kept,
+        so every problem is still found and placed by the check itself."""
+        data: Any = doc.data
+        for part in path:
+            data = data[part]
+        key = data_key(f"{schema} {path}", data) if self.store is not None else None
+        if key is not None and self.store is not None and self.store.passed(key):
+            return []
+        if schema == "spec schema":
+            problems = check_spec_schema(doc, path)
+        else:
+            problems = self.schemas.validate(doc, schema)
+        if not problems and key is not None and self.store is not None:
+            self.store.record_pass(key)
+        return problems
+
     def _problem(self, message: str, pos: SourcePos) -> None:
         self.problems.append(Problem(message, pos))
 
@@ -291,7 +310,7 @@ class _Compiler(PartsCompiler):
         except BundleError as err:
             self.problems.extend(err.problems)
             return []
-        problems = self.schemas.validate(doc, "component")
+        problems = self._checked(doc, "component", ())
         if problems:
             self.problems.extend(problems)
             return []
