@@ -104,12 +104,16 @@ def bench_generated(*, components: int = 50, repeat: int = 10) -> list[Row]:
 PROCESS_MODES = ("cache off (OPER8D_NO_CACHE=1)", "cold cache", "warm cache")
 
 
-def bench_process(*, components: int = 50, repeat: int = 10) -> list[Row]:
+def bench_process(
+    *, components: int = 50, repeat: int = 10, baseline: Path | None = None
+) -> list[Row]:
     """``python -m oper8d render BUNDLE --cr CR`` of a generated bundle (``chain``, as
     ``gen.py`` writes by default), a fresh process per run, from the repository root.
 
     The three modes of ``PROCESS_MODES`` run in turn in every round, so load on a shared
-    machine hits them alike; the cache lives in a temporary ``XDG_CACHE_HOME``. CPU time is
+    machine hits them alike; the cache lives in a temporary ``XDG_CACHE_HOME``. With
+    ``baseline`` (another checkout of oper8d), each round also runs the same command from
+    that folder, whose ``oper8d`` it then imports, cache off. CPU time is
     the child's user + system time (``RUSAGE_CHILDREN``). Python writes and reuses compiled
     bytecode (``PYTHONDONTWRITEBYTECODE`` is unset for the children), as an installed
     package has it; one untimed run per mode warms it and the file system cache."""
@@ -127,16 +131,20 @@ def bench_process(*, components: int = 50, repeat: int = 10) -> list[Row]:
             PROCESS_MODES[1]: {k: v for k, v in env.items() if k != "OPER8D_NO_CACHE"},
             PROCESS_MODES[2]: {k: v for k, v in env.items() if k != "OPER8D_NO_CACHE"},
         }
-        outputs = {mode: _run_process(command, envs[mode])[2] for mode in PROCESS_MODES}
+        here = Path(__file__).resolve().parent.parent
+        runs = {mode: (here, envs[mode]) for mode in PROCESS_MODES}
+        if baseline is not None:
+            runs = {f"baseline {baseline}": (baseline, envs[PROCESS_MODES[0]]), **runs}
+        outputs = {mode: _run_process(command, *runs[mode])[2] for mode in runs}
         if len(set(outputs.values())) != 1:
             raise RuntimeError("oper8d render printed different output with the cache")
-        wall: dict[str, list[float]] = {mode: [] for mode in PROCESS_MODES}
-        cpu: dict[str, list[float]] = {mode: [] for mode in PROCESS_MODES}
+        wall: dict[str, list[float]] = {mode: [] for mode in runs}
+        cpu: dict[str, list[float]] = {mode: [] for mode in runs}
         for _ in range(repeat):
-            for mode in PROCESS_MODES:
+            for mode, (folder, env_of_mode) in runs.items():
                 if mode == PROCESS_MODES[1]:
                     shutil.rmtree(cache, ignore_errors=True)
-                seconds, cpu_seconds, _out = _run_process(command, envs[mode])
+                seconds, cpu_seconds, _out = _run_process(command, folder, env_of_mode)
                 wall[mode].append(seconds)
                 cpu[mode].append(cpu_seconds)
     label = f"`oper8d render` of the generated {components} components, whole process"
@@ -147,17 +155,16 @@ def bench_process(*, components: int = 50, repeat: int = 10) -> list[Row]:
             "ms",
             {"objects": str(generated.objects)},
         )
-        for mode in PROCESS_MODES
+        for mode in runs
     ]
 
 
-def _run_process(command: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """Wall seconds, the child's CPU seconds and its output."""
+def _run_process(command: list[str], folder: Path, env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall seconds, the child's CPU seconds and its output, running in ``folder``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(
-        command, cwd=Path(__file__).resolve().parent.parent, env=env,
-        capture_output=True, text=True, check=False,
+        command, cwd=folder, env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -260,3 +267,28 @@ def _ruamel_flavour() -> str:
     except ImportError:
         return "pure Python: ruamel.yaml.clib missing"
     return "with ruamel.yaml.clib"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.bench_render [--components N] [--repeat N] [--baseline DIR]``:
+    the whole-process render benchmark, as a markdown table."""
+    import argparse
+
+    from benchmarks.run import table
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_render")
+    parser.add_argument("--components", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument(
+        "--baseline", type=Path, help="another oper8d checkout to measure in the same rounds"
+    )
+    args = parser.parse_args(argv)
+    rows = bench_process(components=args.components, repeat=args.repeat, baseline=args.baseline)
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average before: {load}\n")
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
