@@ -4,6 +4,7 @@ by others is ignored, and error positions do not move."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import marshal
 import os
@@ -378,3 +379,31 @@ def test_a_bundle_with_problems_is_reported_the_same_from_load_bundle(
     assert "bogus" in str(first.value)
     assert [str(p) for p in first.value.problems] == [str(p) for p in second.value.problems]
     assert store_files(tmp_path / "cache")  # what compiled was kept, the problems were not
+
+
+# -- garbage collection -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_loads_and_offline_runs_leave_garbage_collection_as_they_found_it(
+    tmp_path: Path, enabled: bool
+) -> None:
+    from oper8d.offline import reconcile_offline
+
+    bundle, cr = generated(tmp_path, components=2)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "operator.yaml").write_text("apiVersion: [\n", encoding="utf-8")
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        loaded = load_bundle(bundle, cache=False)
+        assert gc.isenabled() is enabled
+        with pytest.raises(BundleError):
+            load_bundle(broken, cache=False)
+        assert gc.isenabled() is enabled
+        run = reconcile_offline(loaded, yaml.safe_load(cr.read_text()))
+        assert run.ready
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()
