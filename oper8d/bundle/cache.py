@@ -11,9 +11,9 @@ file per bundle folder holds what its last load compiled (and only that), and wh
 ``operator.yaml`` and included files passed schema validation (by a sha256 of their data).
 
 Where: ``$XDG_CACHE_HOME/oper8d`` or ``~/.cache/oper8d``; ``OPER8D_NO_CACHE=1`` turns it off.
-The store file name is a hash of the bundle's real path, the limits, the versions of Python
-and Jinja, and a sha256 of oper8d's template and bundle packages and bundle schemas (stricter
-than oper8d's version number, which a development checkout does not change); the file
+The store file name is a hash of the bundle's real path, the limits, the versions of Python,
+Jinja and oper8d, and a sha256 of oper8d's template and bundle packages and bundle schemas
+(stricter than the version number, which a development checkout does not change); the file
 repeats that key inside.
 
 The security model: the bundle author is trusted, the CR author is not, and the cache holds
@@ -178,6 +178,8 @@ def _key(root: Path, limits: Limits) -> str:
         sys.version,
         sys.implementation.cache_tag or "",
         jinja2.__version__,
+        # the package is imported by now (this module is in it); no import: layering
+        str(getattr(sys.modules.get("oper8d"), "__version__", "")),
         _code_digest(),  # stricter than oper8d's version number
     ]
     return "\0".join(parts)

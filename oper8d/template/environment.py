@@ -20,7 +20,10 @@ deeper than ``nestingDepth`` is rejected at load time too.
 Bundles repeat the same template strings many times (``{{ scoped_name('app') }}``,
 ``{{ spec.replicas }}`` in every component), so an engine compiles each distinct source
 once and shares the Jinja template between its occurrences; each occurrence still gets
-its own ``CompiledString`` carrying its own position for error messages.
+its own ``CompiledString`` carrying its own position for error messages. Given a
+``CodeCache`` (``bundle.cache``), the engine also reuses the module code an earlier process
+generated for the same source (and file name), skipping Jinja's parse and code generation;
+only sources that compiled without error are kept, so every problem is still found here.
 """
 
 from __future__ import annotations
