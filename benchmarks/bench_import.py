@@ -138,8 +138,10 @@ def kubernetes_imported() -> dict[str, bool]:
         raise RuntimeError(f"the import probe failed:\n{proc.stderr}") from err
 
 
-def bench_commands(*, repeat: int = 10) -> list[Row]:
-    """Wall time of fresh processes: ``oper8d validate`` of the example and references."""
+def bench_commands(*, repeat: int = 10, render_components: int = 50) -> list[Row]:
+    """Wall time of fresh processes: ``oper8d validate`` of the example and references,
+    then ``oper8d render`` of a generated bundle of ``render_components`` components with
+    the compile cache off, cold and warm (``bench_render.bench_process``, CPU time too)."""
     commands = [
         ("python -c pass (interpreter start, reference)", ["-c", "pass"]),
         ('python -c "import oper8d.cli.main"', ["-c", "import oper8d.cli.main"]),
@@ -156,6 +158,9 @@ def bench_commands(*, repeat: int = 10) -> list[Row]:
             _hyperfine(args, repeat) if tool == "hyperfine" else _subprocess_times(args, repeat)
         )
         rows.append(Row(label, samples, "ms", {"runs": str(len(samples)), "timed with": tool}))
+    from benchmarks.bench_render import bench_process  # imports oper8d: only when measuring
+
+    rows += bench_process(components=render_components, repeat=repeat)
     return rows
 
 

@@ -7,6 +7,9 @@ Used by ``benchmarks.run`` and the smoke test. Three measurements:
   the would-delete preview and the YAML output, exactly what the CLI does per call.
 * :func:`bench_generated` - a generated N-component bundle: load + validate + compile
   once, cold, then the same full offline render repeated.
+* :func:`bench_process` - ``oper8d render`` of a generated N-component bundle as a whole
+  process (a fresh interpreter each time), with the compile cache off, cold (emptied before
+  each run) and warm: wall time and the child's CPU time.
 * :func:`bench_templates` - one compiled template rendered in a loop: ``TreeTemplate``
   (inline objects, no YAML parse) and ``TextTemplate`` (Jinja text, then a libyaml parse
   unless the rendered text is cached), per object, to compare with
@@ -16,7 +19,13 @@ Used by ``benchmarks.run`` and the smoke test. Three measurements:
 from __future__ import annotations
 
 import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -72,11 +81,12 @@ def bench_example(
 
 
 def bench_generated(*, components: int = 50, repeat: int = 10) -> list[Row]:
-    """Cold load+compile (once) and full offline render of a generated bundle."""
+    """Cold load+compile (once, compile cache off) and full offline render of a generated
+    bundle."""
     with tempfile.TemporaryDirectory(prefix="oper8d-bench-") as tmp:
         generated = write_bundle(Path(tmp), components=components, shape="independent")
         loaded: list[Bundle] = []
-        cold = sample(lambda: loaded.append(load_bundle(generated.path)), repeat=1)
+        cold = sample(lambda: loaded.append(load_bundle(generated.path, cache=False)), repeat=1)
         bundle = loaded[0]
         rows = [
             Row(
@@ -88,6 +98,80 @@ def bench_generated(*, components: int = 50, repeat: int = 10) -> list[Row]:
         ]
         rows += _render_rows(f"generated {components} components", bundle, generated.cr, repeat)
     return rows
+
+
+#: the compile cache modes :func:`bench_process` measures: label -> what is set up
+PROCESS_MODES = ("cache off (OPER8D_NO_CACHE=1)", "cold cache", "warm cache")
+
+
+def bench_process(
+    *, components: int = 50, repeat: int = 10, baseline: Path | None = None
+) -> list[Row]:
+    """``python -m oper8d render BUNDLE --cr CR`` of a generated bundle (``chain``, as
+    ``gen.py`` writes by default), a fresh process per run, from the repository root.
+
+    The three modes of ``PROCESS_MODES`` run in turn in every round, so load on a shared
+    machine hits them alike; the cache lives in a temporary ``XDG_CACHE_HOME``. With
+    ``baseline`` (another checkout of oper8d), each round also runs the same command from
+    that folder, whose ``oper8d`` it then imports, cache off. CPU time is
+    the child's user + system time (``RUSAGE_CHILDREN``). Python writes and reuses compiled
+    bytecode (``PYTHONDONTWRITEBYTECODE`` is unset for the children), as an installed
+    package has it; one untimed run per mode warms it and the file system cache."""
+    with tempfile.TemporaryDirectory(prefix="oper8d-bench-") as tmp:
+        root = Path(tmp)
+        generated = write_bundle(root / "bundle", components=components)
+        cr = root / "cr.yaml"
+        cr.write_text(yaml.safe_dump(generated.cr), encoding="utf-8")
+        cache = root / "cache"
+        command = [sys.executable, "-m", "oper8d", "render", str(generated.path), "--cr", str(cr)]
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["XDG_CACHE_HOME"] = str(cache)
+        envs = {
+            PROCESS_MODES[0]: {**env, "OPER8D_NO_CACHE": "1"},
+            PROCESS_MODES[1]: {k: v for k, v in env.items() if k != "OPER8D_NO_CACHE"},
+            PROCESS_MODES[2]: {k: v for k, v in env.items() if k != "OPER8D_NO_CACHE"},
+        }
+        here = Path(__file__).resolve().parent.parent
+        runs = {mode: (here, envs[mode]) for mode in PROCESS_MODES}
+        if baseline is not None:
+            runs = {f"baseline {baseline}": (baseline, envs[PROCESS_MODES[0]]), **runs}
+        outputs = {mode: _run_process(command, *runs[mode])[2] for mode in runs}
+        if len(set(outputs.values())) != 1:
+            raise RuntimeError("oper8d render printed different output with the cache")
+        wall: dict[str, list[float]] = {mode: [] for mode in runs}
+        cpu: dict[str, list[float]] = {mode: [] for mode in runs}
+        for _ in range(repeat):
+            for mode, (folder, env_of_mode) in runs.items():
+                if mode == PROCESS_MODES[1]:
+                    shutil.rmtree(cache, ignore_errors=True)
+                seconds, cpu_seconds, _out = _run_process(command, folder, env_of_mode)
+                wall[mode].append(seconds)
+                cpu[mode].append(cpu_seconds)
+    label = f"`oper8d render` of the generated {components} components, whole process"
+    return [
+        Row(
+            f"{label}: {mode}",
+            Samples(tuple(wall[mode]), tuple(cpu[mode])),
+            "ms",
+            {"objects": str(generated.objects)},
+        )
+        for mode in runs
+    ]
+
+
+def _run_process(command: list[str], folder: Path, env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall seconds, the child's CPU seconds and its output, running in ``folder``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(
+        command, cwd=folder, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed ({proc.returncode}):\n{proc.stderr}")
+    cpu_seconds = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, cpu_seconds, proc.stdout
 
 
 def bench_templates(*, number: int = 500, repeat: int = 7) -> list[Row]:
@@ -183,3 +267,28 @@ def _ruamel_flavour() -> str:
     except ImportError:
         return "pure Python: ruamel.yaml.clib missing"
     return "with ruamel.yaml.clib"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.bench_render [--components N] [--repeat N] [--baseline DIR]``:
+    the whole-process render benchmark, as a markdown table."""
+    import argparse
+
+    from benchmarks.run import table
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_render")
+    parser.add_argument("--components", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument(
+        "--baseline", type=Path, help="another oper8d checkout to measure in the same rounds"
+    )
+    args = parser.parse_args(argv)
+    rows = bench_process(components=args.components, repeat=args.repeat, baseline=args.baseline)
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average before: {load}\n")
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -226,7 +226,10 @@ def _startup(s: Settings) -> list[str]:
         out.append(f"- after {stage}: {'**yes**' if imported else 'no'}")
     out.append("")
     out.append("Whole commands, each a fresh process:\n")
-    out.append(table(bench_import.bench_commands(repeat=s.command_repeat)))
+    commands = bench_import.bench_commands(
+        repeat=s.command_repeat, render_components=s.generated_components
+    )
+    out.append(table(commands))
     return out
 
 

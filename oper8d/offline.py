@@ -17,9 +17,11 @@ values over the whole run, :attr:`OfflineRun.sensitive`: what the run prints aft
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
-from collections.abc import Callable, Mapping
+import gc
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -173,6 +175,39 @@ def reconcile_offline(
     ``random_string()`` values come from ``randoms`` (default: derived from the CR).
     ``schemas``: what rendered objects are checked against (default: the built-in kinds).
     """
+    with _gc_paused():
+        return _reconcile_offline(
+            bundle, cr, cluster, max_reconciles, progress, max_workers, simulator, on_pass,
+            randoms, schemas,
+        )  # fmt: skip
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while an offline run allocates its objects (a run is
+    bounded: at most ``max_reconciles`` passes); what it left is collected afterwards.
+    The collector's passes over everything the process holds cost a fifth of a render."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _reconcile_offline(
+    bundle: Bundle,
+    cr: Mapping[str, Any],
+    cluster: MemoryCluster | None,
+    max_reconciles: int,
+    progress: Progress | None,
+    max_workers: int,
+    simulator: Simulator | None,
+    on_pass: PassHook | None,
+    randoms: RandomSource | None,
+    schemas: KubeSchemas | None,
+) -> OfflineRun:
     controller = controller_for(bundle, cr)
     clock = FakeClock(EPOCH)
     body = copy.deepcopy(dict(cr))

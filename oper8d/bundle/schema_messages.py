@@ -10,9 +10,10 @@ from __future__ import annotations
 import difflib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from jsonschema.exceptions import ValidationError, best_match
+if TYPE_CHECKING:  # jsonschema is imported by what validates (~50 ms): not by this module
+    from jsonschema.exceptions import ValidationError
 
 _TYPE_WORDS = {
     "object": "a mapping",
@@ -104,6 +105,8 @@ def alternatives(error: ValidationError) -> str | list[ValidationError] | None:
     if len(fitting) == 1:
         return by_branch[fitting[0]]
     if fitting:
+        from jsonschema.exceptions import best_match
+
         return [best_match(s for i in fitting for s in by_branch[i])]
     types = [t for b in branches if isinstance(b, dict) for t in as_list(b.get("type"))]
     if types:

@@ -24,13 +24,9 @@ import copy
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import re2
-from jsonschema import Draft4Validator, Draft6Validator, validators
-from jsonschema.exceptions import UnknownType, ValidationError
-from referencing.exceptions import Unresolvable
-
+from oper8d.bundle.plain_schema import plainly_valid
 from oper8d.bundle.schema_messages import (
     alternatives,
     describe,
@@ -42,7 +38,10 @@ from oper8d.bundle.schema_messages import (
 )
 from oper8d.errors import Problem
 
-Keyword = Callable[[Any, Any, Any, Mapping[str, Any]], Iterable[ValidationError] | None]
+if TYPE_CHECKING:  # imported by the first check that needs jsonschema (~50 ms of start-up)
+    from jsonschema.exceptions import ValidationError
+
+Keyword = Callable[[Any, Any, Any, Mapping[str, Any]], "Iterable[ValidationError] | None"]
 
 
 def _nullable_guard(keyword: Keyword) -> Keyword:
@@ -58,7 +57,7 @@ def _nullable_guard(keyword: Keyword) -> Keyword:
 
 def _int_or_string(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
     if value is True and (isinstance(instance, bool) or not isinstance(instance, int | str)):
-        yield ValidationError(f"must be an integer or a string (got {describe(instance)})")
+        yield _error(f"must be an integer or a string (got {describe(instance)})")
 
 
 def _list_type(
@@ -77,7 +76,7 @@ def _list_type(
         seen, what = [fmt(i) for i in instance], "item"
     for n, item in enumerate(seen):
         if item in seen[:n]:
-            yield ValidationError(f"must not contain the same {what} twice (repeated: {item})")
+            yield _error(f"must not contain the same {what} twice (repeated: {item})")
             return
 
 
@@ -87,7 +86,10 @@ class PatternError(ValueError):
 
 @functools.lru_cache(maxsize=512)
 def _compiled(pattern: str) -> Any:
-    """``pattern`` compiled by RE2 (a pure memo: the same pattern always compiles the same)."""
+    """``pattern`` compiled by RE2 (a pure memo: the same pattern always compiles the same).
+    RE2 is imported here, by the first schema that has a pattern (~5 ms of start-up)."""
+    import re2
+
     options = re2.Options()
     options.log_errors = False  # RE2 would print every syntax error on stderr
     try:
@@ -110,7 +112,7 @@ def _pattern(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator
     if not (isinstance(instance, str) and isinstance(value, str)):
         return
     if not pattern_matches(value, instance):
-        yield ValidationError(f"{instance!r} does not match {value!r}")
+        yield _error(f"{instance!r} does not match {value!r}")
 
 
 def _pattern_properties(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
@@ -141,22 +143,33 @@ def _additional_properties(
             yield from validator.descend(instance[key], value, path=key)
     elif value is False and extras:
         unexpected = ", ".join(repr(key) for key in sorted(map(str, extras)))
-        yield ValidationError(f"Additional properties are not allowed ({unexpected} unexpected)")
+        yield _error(f"Additional properties are not allowed ({unexpected} unexpected)")
 
 
-# A class, built once at import like any class statement; it holds no state.
-OpenAPIValidator = validators.extend(  # type: ignore[no-untyped-call]
-    Draft4Validator,
-    validators={
-        **{k: _nullable_guard(fn) for k, fn in Draft4Validator.VALIDATORS.items()},
-        "x-kubernetes-int-or-string": _nullable_guard(_int_or_string),
-        "x-kubernetes-list-type": _nullable_guard(_list_type),
-        "pattern": _nullable_guard(_pattern),
-        "patternProperties": _nullable_guard(_pattern_properties),
-        "additionalProperties": _nullable_guard(_additional_properties),
-    },
-    type_checker=Draft6Validator.TYPE_CHECKER,  # draft 6+: 2.0 is an integer
-)
+def _error(message: str) -> ValidationError:
+    from jsonschema.exceptions import ValidationError
+
+    return ValidationError(message)
+
+
+@functools.cache
+def openapi_validator() -> Any:
+    """The jsonschema validator class of the dialect: built once, on first use, like a class
+    statement (it holds no state), so that importing this module does not import jsonschema."""
+    from jsonschema import Draft4Validator, Draft6Validator, validators
+
+    return validators.extend(  # type: ignore[no-untyped-call]
+        Draft4Validator,
+        validators={
+            **{k: _nullable_guard(fn) for k, fn in Draft4Validator.VALIDATORS.items()},
+            "x-kubernetes-int-or-string": _nullable_guard(_int_or_string),
+            "x-kubernetes-list-type": _nullable_guard(_list_type),
+            "pattern": _nullable_guard(_pattern),
+            "patternProperties": _nullable_guard(_pattern_properties),
+            "additionalProperties": _nullable_guard(_additional_properties),
+        },
+        type_checker=Draft6Validator.TYPE_CHECKER,  # draft 6+: 2.0 is an integer
+    )
 
 
 def validate_instance(
@@ -169,9 +182,14 @@ def validate_instance(
     (``spec.replicas``) and a message such as ``must be >= 1 (got 0)``; ``str(problem)``
     is ``spec.replicas: must be >= 1 (got 0)``. Sorted by field.
     """
+    if plainly_valid(instance, schema):
+        return []  # certainly no problem: jsonschema is not even imported
+    from jsonschema.exceptions import UnknownType
+    from referencing.exceptions import Unresolvable
+
     found: list[tuple[tuple[Any, ...], Problem]] = []
     try:
-        for error in OpenAPIValidator(schema).iter_errors(instance):
+        for error in openapi_validator()(schema).iter_errors(instance):
             found.extend(_field_problems(error, field_prefix))
     except UnknownType as err:
         message = f"cannot be checked: the bundle's spec schema has an unknown type {err.type!r}"

@@ -20,11 +20,7 @@ import importlib.resources
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from jsonschema import Draft202012Validator, FormatChecker
-from jsonschema.exceptions import ValidationError
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any
 
 from oper8d.bundle.loader import Document
 from oper8d.bundle.schema_messages import (
@@ -36,8 +32,12 @@ from oper8d.bundle.schema_messages import (
     suggest,
     value_message,
 )
-from oper8d.bundle.spec_schema import OpenAPIValidator, apply_defaults, validate_instance
+from oper8d.bundle.spec_schema import apply_defaults, openapi_validator, validate_instance
 from oper8d.errors import Problem, SourcePos
+
+if TYPE_CHECKING:  # imported where a check runs (~50 ms): a cached load needs none
+    from jsonschema.exceptions import ValidationError
+    from referencing import Registry
 
 __all__ = [
     "SCHEMA_BASE_URI",
@@ -99,6 +99,8 @@ class SchemaSet:
     def registry(self) -> Registry:
         """Every package schema under its ``$id``, so cross-file ``$ref``s resolve."""
         if self._registry is None:
+            from referencing import Registry, Resource
+
             self._registry = Registry().with_resources(
                 (SCHEMA_BASE_URI + name, Resource.from_contents(self.get(name)))
                 for name in SCHEMA_FILES
@@ -117,6 +119,8 @@ def validate_document(
 
     ``registry`` resolves ``$ref``s into other schemas; by default the package's schemas.
     """
+    from jsonschema import Draft202012Validator
+
     if registry is None:
         registry = SchemaSet().registry
     validator = Draft202012Validator(schema, registry=registry)
@@ -133,7 +137,10 @@ def check_spec_schema(doc: Document, path: Sequence[str | int]) -> list[Problem]
     schema = doc.data
     for part in base:
         schema = schema[part]
-    meta = OpenAPIValidator(OpenAPIValidator.META_SCHEMA, format_checker=FormatChecker(["regex"]))
+    from jsonschema import FormatChecker
+
+    validator = openapi_validator()
+    meta = validator(validator.META_SCHEMA, format_checker=FormatChecker(["regex"]))
     problems = _problems(meta.iter_errors(schema), doc, base)
     if problems:  # a broken schema cannot judge its defaults
         return problems

@@ -20,7 +20,10 @@ deeper than ``nestingDepth`` is rejected at load time too.
 Bundles repeat the same template strings many times (``{{ scoped_name('app') }}``,
 ``{{ spec.replicas }}`` in every component), so an engine compiles each distinct source
 once and shares the Jinja template between its occurrences; each occurrence still gets
-its own ``CompiledString`` carrying its own position for error messages.
+its own ``CompiledString`` carrying its own position for error messages. Given a
+``CodeCache`` (``bundle.cache``), the engine also reuses the module code an earlier process
+generated for the same source (and file name), skipping Jinja's parse and code generation;
+only sources that compiled without error are kept, so every problem is still found here.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from types import CodeType
+from typing import Any, Protocol, TypeVar
 
 from jinja2 import Environment, StrictUndefined, Template, nodes
 from jinja2.exceptions import TemplateSyntaxError
@@ -48,6 +52,19 @@ from oper8d.template.tree import Path, TreeTemplate, is_templated
 
 _T = TypeVar("_T")
 
+#: what compiling one source gives: whether it keeps its value's type (a lone expression),
+#: the internal names its ``live()`` calls read, and the module code Jinja generated
+CodeEntry = tuple[bool, frozenset[str], CodeType]
+
+
+class CodeCache(Protocol):
+    """Compiled code kept between processes (``bundle.cache``), looked up by source."""
+
+    def get(self, key: str) -> CodeEntry | None: ...
+
+    def put(self, key: str, entry: CodeEntry) -> None: ...
+
+
 _FILE_STATEMENTS: tuple[tuple[type[nodes.Node], str], ...] = (
     (nodes.Include, "include"),
     (nodes.Import, "import"),
@@ -59,10 +76,17 @@ _FILE_STATEMENTS: tuple[tuple[type[nodes.Node], str], ...] = (
 class TemplateEngine:
     """Compiles a bundle's templates. One per bundle load; compiles, never renders."""
 
-    def __init__(self, limits: Limits | None = None, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        clock: Clock | None = None,
+        code_cache: CodeCache | None = None,
+    ) -> None:
         """``limits`` default to ``Limits()``; ``clock`` (for ``templateSeconds``) to the
-        system clock."""
+        system clock. ``code_cache``: code compiled by an earlier process for the same
+        sources, limits and versions (only sources that compiled without error are kept)."""
         self.limits = limits if limits is not None else Limits()
+        self._code_cache = code_cache
         env = LimitedSandbox(
             self.limits,
             clock if clock is not None else SystemClock(),
@@ -139,20 +163,28 @@ class TemplateEngine:
 
     def text(self, source: str, file: str) -> TextTemplate:
         """Compile a Helm-style text template; ``file`` is its bundle-relative path."""
+        key = f"text\0{file}\0{source}"  # the file names the code's traceback frames
+        hit = self._cached(key, self._text_env)
+        if hit is not None:
+            _native, references, template = hit
+        else:
 
-        def problem(exc: TemplateSyntaxError) -> Problem:
-            return syntax_problem(exc, SourcePos(file, exc.lineno or 0), None)
+            def problem(exc: TemplateSyntaxError) -> Problem:
+                return syntax_problem(exc, SourcePos(file, exc.lineno or 0), None)
 
-        ast = self._parse(
-            lambda: self._text_env.parse(source, name=file, filename=file),
-            problem,
-            SourcePos(file),
-        )
-        self._reject_file_statements(ast, lambda node: SourcePos(file, node.lineno))
-        template = self._template(ast, problem, SourcePos(file), file, self._text_env)
+            ast = self._parse(
+                lambda: self._text_env.parse(source, name=file, filename=file),
+                problem,
+                SourcePos(file),
+            )
+            self._reject_file_statements(ast, lambda node: SourcePos(file, node.lineno))
+            references = live_references(ast)
+            code = self._code(ast, problem, SourcePos(file), file, self._text_env)
+            self._remember(key, (False, references, code))
+            template = self._from_code(code, self._text_env)
         # `~` of the compiled module (its macros too) checks what it joins to Markup
         template.root_render_func.__globals__["markup_join"] = guarded_markup_join
-        return TextTemplate(file, template, source, live_references(ast), self._nonce)
+        return TextTemplate(file, template, source, references, self._nonce)
 
     # -- compilation ----------------------------------------------------------------------
 
@@ -167,15 +199,27 @@ class TemplateEngine:
         return CompiledString(source, pos, references, native=native, template=template)
 
     def _compile_new_string(self, source: str, pos: SourcePos) -> CompiledString:
-        ast = self._parse(
-            lambda: self._env.parse(source), lambda exc: syntax_problem(exc, pos, source), pos
-        )
+        key = f"string\0{source}"
+        hit = self._cached(key, self._env)
+        if hit is not None:
+            native, references, template = hit
+            return CompiledString(source, pos, references, native=native, template=template)
+
+        def problem(exc: TemplateSyntaxError) -> Problem:
+            return syntax_problem(exc, pos, source)
+
+        ast = self._parse(lambda: self._env.parse(source), problem, pos)
         self._reject_file_statements(ast, lambda _node: pos)
+        references = live_references(ast)
         expression = _lone_expression(ast)
+        native = expression is not None
         if expression is not None:
-            return self._native(expression, source, pos, live_references(ast))
-        template = self._template(ast, lambda exc: syntax_problem(exc, pos, source), pos)
-        return CompiledString(source, pos, live_references(ast), native=False, template=template)
+            code = self._native_code(expression, problem, pos)
+        else:
+            code = self._code(ast, problem, pos)
+        self._remember(key, (native, references, code))
+        template = self._from_code(code, self._env)
+        return CompiledString(source, pos, references, native=native, template=template)
 
     def _compile_bare_expression(self, source: str, pos: SourcePos) -> CompiledString:
         known = self._bare_expressions.get(source)
@@ -187,6 +231,12 @@ class TemplateEngine:
         return CompiledString(source, pos, references, native=True, template=template)
 
     def _compile_new_bare_expression(self, source: str, pos: SourcePos) -> CompiledString:
+        key = f"bare\0{source}"
+        hit = self._cached(key, self._env)
+        if hit is not None:
+            _native, references, template = hit
+            return CompiledString(source, pos, references, native=True, template=template)
+
         # the parsing half of Environment.compile_expression, with a clearer error; the
         # lexer reads the first token in Parser(), so that is inside the try too
         def parse() -> nodes.Expr:
@@ -200,38 +250,66 @@ class TemplateEngine:
                 )
             return expression
 
-        expression = self._parse(parse, lambda exc: syntax_problem(exc, pos, source), pos)
-        expression.set_environment(self._env)
-        return self._native(expression, source, pos, live_references(expression))
+        def problem(exc: TemplateSyntaxError) -> Problem:
+            return syntax_problem(exc, pos, source)
 
-    def _native(
-        self, expression: nodes.Expr, source: str, pos: SourcePos, references: frozenset[str]
-    ) -> CompiledString:
-        """A template that stores the expression's value in ``result`` instead of printing it
-        (the template Environment.compile_expression builds)."""
-        body = [nodes.Assign(nodes.Name("result", "store"), expression, lineno=1)]
-        template = self._template(
-            nodes.Template(body, lineno=1), lambda exc: syntax_problem(exc, pos, source), pos
-        )
+        expression = self._parse(parse, problem, pos)
+        expression.set_environment(self._env)
+        references = live_references(expression)
+        code = self._native_code(expression, problem, pos)
+        self._remember(key, (True, references, code))
+        template = self._from_code(code, self._env)
         return CompiledString(source, pos, references, native=True, template=template)
 
-    def _template(
+    def _native_code(
+        self,
+        expression: nodes.Expr,
+        problem: Callable[[TemplateSyntaxError], Problem],
+        pos: SourcePos,
+    ) -> CodeType:
+        """Code that stores the expression's value in ``result`` instead of printing it
+        (the template Environment.compile_expression builds)."""
+        body = [nodes.Assign(nodes.Name("result", "store"), expression, lineno=1)]
+        return self._code(nodes.Template(body, lineno=1), problem, pos)
+
+    def _code(
         self,
         ast: nodes.Template,
         problem: Callable[[TemplateSyntaxError], Problem],
         pos: SourcePos,
         file: str | None = None,
         env: Environment | None = None,
-    ) -> Template:
-        """A template object for ``ast``; ``file`` names its traceback frames (see
+    ) -> CodeType:
+        """The module code of ``ast``; ``file`` names its traceback frames (see
         ``failures.template_line``). Code generation finds unknown filters and tests."""
         env = env or self._env
         guard_loops(ast)
-        code = self._parse(lambda: env.compile(ast, name=file, filename=file), problem, pos)
+        code: CodeType = self._parse(
+            lambda: env.compile(ast, name=file, filename=file), problem, pos
+        )
+        return code
+
+    @staticmethod
+    def _from_code(code: CodeType, env: Environment) -> Template:
         # The environment's own globals dict rather than the ChainMap from_string builds:
         # a context is created per rendered string, and copying a ChainMap's keys into the
         # context doubled the cost of rendering an inline object.
         return env.template_class.from_code(env, code, env.globals, None)
+
+    def _cached(self, key: str, env: Environment) -> tuple[bool, frozenset[str], Template] | None:
+        """The template an earlier process compiled from the same source, if kept."""
+        entry = self._code_cache.get(key) if self._code_cache is not None else None
+        if entry is None:
+            return None
+        native, references, code = entry
+        try:
+            return native, references, self._from_code(code, env)
+        except Exception:  # not the code it should be: compile it again
+            return None
+
+    def _remember(self, key: str, entry: CodeEntry) -> None:
+        if self._code_cache is not None:
+            self._code_cache.put(key, entry)
 
     def _parse(
         self,

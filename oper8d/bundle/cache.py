@@ -1,0 +1,274 @@
+"""The compile cache: Jinja's compiled code of a bundle's templates, kept between processes.
+
+Compiling a bundle's templates (Jinja's parse, code generation and Python's ``compile``) is
+most of what loading a big bundle costs, and it gives the same code every time for the same
+source. ``bundle.compile`` therefore hands the ``TemplateEngine`` a :class:`CodeStore` for the
+bundle: a template whose exact source (and file name, for text templates) was compiled before
+is rebuilt from its stored code object, and everything else about the bundle (the YAML parse,
+validation, positions, every check) runs as always. A stored entry is looked up by its source,
+so an edited file can never get stale code: its new source is simply not found. One store
+file per bundle folder holds what its last load compiled (and only that), and whether its
+``operator.yaml`` and included files passed schema validation (by a sha256 of their data).
+
+Where: ``$XDG_CACHE_HOME/oper8d`` or ``~/.cache/oper8d``; ``OPER8D_NO_CACHE=1`` turns it off.
+The store file name is a hash of the bundle's real path, the limits, the versions of Python,
+Jinja and oper8d, and a sha256 of oper8d's template and bundle packages and bundle schemas
+(stricter than the version number, which a development checkout does not change); the file
+repeats that key inside.
+
+The security model: the bundle author is trusted, the CR author is not, and the cache holds
+code that runs. It is used only in a folder this user owns with no access for group or
+others (created 0700); a file is read only when it is a regular file this user owns that
+nobody else can write, and its sha256 checksum and key match. Files are written to a new
+temporary file (0600) and renamed into place, so a reader never sees half a file. Any
+problem (unreadable, corrupt, foreign, another version) means a normal compile, silently.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import marshal
+import os
+import secrets
+import stat
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+from oper8d.limits import Limits
+from oper8d.template.environment import CodeEntry
+
+__all__ = ["CodeStore", "cache_dir", "data_key", "open_store"]
+
+#: the first bytes of a store file; a new layout gets a new magic
+_MAGIC = b"oper8d-compile-cache 1\n"
+_DIGEST = 32
+#: more store files than this: the oldest are removed when one is written
+_MAX_FILES = 64
+
+
+def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The cache folder, or None when ``OPER8D_NO_CACHE`` is set (to anything but ``0``
+    or empty) or no home folder is known."""
+    env = os.environ if environ is None else environ
+    if env.get("OPER8D_NO_CACHE", "") not in ("", "0"):
+        return None
+    base = env.get("XDG_CACHE_HOME", "")
+    if not base or not os.path.isabs(base):  # the XDG spec: a relative value is ignored
+        home = env.get("HOME") or os.path.expanduser("~")
+        if not home or not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
+    return Path(base) / "oper8d"
+
+
+class CodeStore:
+    """The compiled templates of one bundle: read once, written back when they changed."""
+
+    def __init__(
+        self,
+        folder: Path,
+        key: str,
+        entries: dict[str, CodeEntry],
+        passed: frozenset[str] = frozenset(),
+    ) -> None:
+        self._folder = folder
+        self._key = key
+        self._known = entries
+        self._used: dict[str, CodeEntry] = {}
+        self._known_passed = passed
+        self._passed: set[str] = set()
+        self._changed = False
+
+    @property
+    def path(self) -> Path:
+        return self._folder / (hashlib.sha256(self._key.encode()).hexdigest()[:40] + ".cache")
+
+    def get(self, key: str) -> CodeEntry | None:
+        entry = self._known.get(key)
+        if entry is not None:
+            self._used[key] = entry
+        return entry
+
+    def put(self, key: str, entry: CodeEntry) -> None:
+        self._used[key] = entry
+        self._changed = True
+
+    def passed(self, check: str) -> bool:
+        """Whether ``check`` (a schema check of some data, see ``data_key``) found no
+        problem in an earlier load."""
+        if check in self._known_passed:
+            self._passed.add(check)
+            return True
+        return False
+
+    def record_pass(self, check: str) -> None:
+        self._passed.add(check)
+        self._changed = True
+
+    def save(self) -> None:
+        """Write what this load used, if it differs from what was read; errors are ignored
+        (the cache is an optimisation)."""
+        if (
+            not self._changed
+            and len(self._used) == len(self._known)
+            and self._passed == self._known_passed
+        ):
+            return
+        body = marshal.dumps((self._key, self._used, frozenset(self._passed)))
+        data = _MAGIC + hashlib.sha256(body).digest() + body
+        with contextlib.suppress(OSError):
+            _write_atomically(self.path, data)
+            _prune(self._folder)
+        self._known = dict(self._used)
+        self._known_passed = frozenset(self._passed)
+        self._changed = False
+
+
+def data_key(check: str, data: Any) -> str | None:
+    """A key for "``check`` passed on ``data``" (a sha256 of the check's name and the data
+    as JSON), or None for data JSON cannot hold."""
+    try:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    return hashlib.sha256(f"{check}\0{text}".encode()).hexdigest()
+
+
+def open_store(
+    root: Path, limits: Limits, environ: Mapping[str, str] | None = None
+) -> CodeStore | None:
+    """The store of the bundle at ``root`` (empty when nothing usable is stored), or None
+    when the cache is off or its folder cannot be trusted."""
+    folder = cache_dir(environ)
+    if folder is None:
+        return None
+    try:
+        if not _private_folder(folder):
+            return None
+        key = _key(root, limits)
+    except (OSError, ValueError):
+        return None
+    store = CodeStore(folder, key, {})
+    entries, passed = _read(store.path, key)
+    return CodeStore(folder, key, entries, passed)
+
+
+def _private_folder(folder: Path) -> bool:
+    """Create ``folder`` 0700 if missing; whether it is a real folder of this user that
+    nobody else can enter or write."""
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700, parents=True)
+    info = os.lstat(folder)
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077 == 0
+
+
+def _key(root: Path, limits: Limits) -> str:
+    """What stored code depends on besides its source: the bundle folder (one file per
+    bundle), the limits, and the code that generates and runs it."""
+    import jinja2
+
+    parts = [
+        str(root.resolve()),
+        repr(limits),
+        sys.version,
+        sys.implementation.cache_tag or "",
+        jinja2.__version__,
+        # the package is imported by now (this module is in it); no import: layering
+        str(getattr(sys.modules.get("oper8d"), "__version__", "")),
+        _code_digest(),  # stricter than oper8d's version number
+    ]
+    return "\0".join(parts)
+
+
+def _code_digest() -> str:
+    """A sha256 of the oper8d source that stored results come from: the template package
+    (code generation, loop guards), the bundle package (validation) and the bundle schemas.
+    A change to any of them must not reuse older results, even when oper8d's version number
+    did not change (a development checkout)."""
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for pattern in ("template/*.py", "bundle/*.py", "schemas/*.json"):
+        for path in sorted(package.glob(pattern)):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+_Stored = tuple[dict[str, CodeEntry], frozenset[str]]
+_NOTHING: _Stored = ({}, frozenset())
+
+
+def _read(path: Path, key: str) -> _Stored:
+    """The entries and passed checks stored at ``path`` under ``key``; nothing when there
+    are none or the file is not one this process wrote (wrong owner or mode, corrupt,
+    another key)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return _NOTHING
+    try:
+        with os.fdopen(fd, "rb") as stream:
+            info = os.fstat(stream.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+                return _NOTHING
+            data = stream.read()
+    except OSError:
+        return _NOTHING
+    head, digest = data[: len(_MAGIC)], data[len(_MAGIC) : len(_MAGIC) + _DIGEST]
+    body = data[len(_MAGIC) + _DIGEST :]
+    if head != _MAGIC or hashlib.sha256(body).digest() != digest:
+        return _NOTHING
+    try:
+        stored_key, entries, passed = marshal.loads(body)
+    except (ValueError, EOFError, TypeError):
+        return _NOTHING
+    if (
+        stored_key != key
+        or not isinstance(entries, dict)
+        or not isinstance(passed, frozenset)
+        or not all(isinstance(p, str) for p in passed)
+    ):
+        return _NOTHING
+    return {k: v for k, v in entries.items() if isinstance(k, str) and _is_entry(v)}, passed
+
+
+def _is_entry(value: object) -> bool:
+    if not isinstance(value, tuple) or len(value) != 3:
+        return False
+    native, references, code = value
+    return (
+        isinstance(native, bool)
+        and isinstance(references, frozenset)
+        and all(isinstance(r, str) for r in references)
+        and isinstance(code, CodeType)
+    )
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to a new private file beside ``path``, then rename it over ``path``."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _prune(folder: Path) -> None:
+    """Keep the ``_MAX_FILES`` most recently written store files."""
+    files = [p for p in folder.iterdir() if p.suffix == ".cache" and p.is_file()]
+    if len(files) <= _MAX_FILES:
+        return
+    files.sort(key=lambda p: p.stat().st_mtime_ns)
+    for old in files[: len(files) - _MAX_FILES]:
+        with contextlib.suppress(OSError):
+            old.unlink()
