@@ -41,12 +41,15 @@ class Shape:
     without a schema (unknown kind, free-form content) has atomic lists and granular
     maps."""
 
-    __slots__ = ("_builtin", "_defs", "_schema")
+    __slots__ = ("_below", "_builtin", "_defs", "_schema")
 
     def __init__(
         self, schema: Mapping[str, Any] | None, defs: Mapping[str, Any], builtin: bool = False
     ) -> None:
         self._defs = defs
+        # the shapes below, made once: a write walks the same ones every time (a render
+        # of a big bundle made tens of thousands)
+        self._below: dict[str | None, Shape] = {}
         # (only built-in definitions are reached through a $ref)
         self._builtin = builtin or (schema is not None and "$ref" in schema)
         self._schema = _resolve(schema, defs)
@@ -67,6 +70,12 @@ class Shape:
         return self._builtin and not props and schema.get("type") in (None, "object")
 
     def field(self, name: str) -> Shape:
+        below = self._below.get(name)
+        if below is None:
+            below = self._below[name] = self._field(name)
+        return below
+
+    def _field(self, name: str) -> Shape:
         schema = self._schema
         if schema is None:
             return Shape(None, self._defs)
@@ -79,8 +88,12 @@ class Shape:
         return Shape(extra if isinstance(extra, Mapping) else None, self._defs, self._builtin)
 
     def items(self) -> Shape:
-        items = self._schema.get("items") if self._schema is not None else None
-        return Shape(items if isinstance(items, Mapping) else None, self._defs, self._builtin)
+        below = self._below.get(None)  # (None: the items; a field name is a string)
+        if below is None:
+            items = self._schema.get("items") if self._schema is not None else None
+            below = Shape(items if isinstance(items, Mapping) else None, self._defs, self._builtin)
+            self._below[None] = below
+        return below
 
     def list_type(self) -> ListType:
         schema = self._schema
@@ -124,6 +137,7 @@ class ListTypes:
 
     def __init__(self, schemas: KubeSchemas) -> None:
         self.schemas = schemas
+        self._roots: dict[tuple[str, str, str | None], Shape] = {}
 
     def with_crd(self, crd: Mapping[str, Any]) -> ListTypes:
         return ListTypes(self.schemas.with_crds([crd]))
@@ -131,6 +145,13 @@ class ListTypes:
     def root(self, api_version: str, kind: str, stored_as: str | None = None) -> Shape:
         """The shape of ``kind`` in ``api_version``; when that version has no known
         schema (``apps/v1beta2``), the one of the version the object is stored as."""
+        key = (api_version, kind, stored_as)
+        root = self._roots.get(key)
+        if root is None:
+            root = self._roots[key] = self._root(api_version, kind, stored_as)
+        return root
+
+    def _root(self, api_version: str, kind: str, stored_as: str | None) -> Shape:
         defs: Mapping[str, Any] = self.schemas.definitions
         schema = self.schemas.raw_schema(api_version, kind)
         if schema is None and stored_as:
