@@ -66,11 +66,12 @@ def is_dns_subdomain(name: str) -> bool:
 def path_segment_problem(value: str) -> str | None:
     """Why ``value`` cannot be a name or namespace in a request path, or None. A name
     reaches the URL as one path segment: ``..`` or a ``/`` would make it another path
-    (``../../kube-system/secrets/x`` reads a Secret elsewhere), so such names are refused
-    before any request, as client-go does; no Kubernetes object has one."""
+    (``../../kube-system/secrets/x`` reads a Secret elsewhere), and ``?`` or ``#`` would end
+    the path (``x?watch=true``), so such names are refused before any request, as client-go
+    refuses ``/`` and ``%``; no Kubernetes object has one."""
     if value in (".", ".."):
         return f"{value!r} may not be a name"
-    for bad in ("/", "%"):
+    for bad in ("/", "%", "?", "#"):
         if bad in value:
             return f"{value!r} may not contain {bad!r}"
     return None

@@ -142,10 +142,27 @@ def namespace(real: KubeCluster) -> Iterator[str]:
     # the generated finalizers belong to no controller: without this the namespace would
     # stay Terminating, and later tests that wait for quiet would wait in vain
     for deployment in real.list("apps/v1", "Deployment", name):
-        if deployment["metadata"].get("finalizers"):
-            deployment["metadata"]["finalizers"] = []
-            real.update(deployment, field_manager="test")
+        _drop_finalizers(real, deployment)
     real.delete("v1", "Namespace", name)
+
+
+def _drop_finalizers(real: KubeCluster, obj: Obj) -> None:
+    """Empty ``obj``'s finalizers; its controller may write it meanwhile (409): read, retry."""
+    for _ in range(10):
+        if not obj["metadata"].get("finalizers"):
+            return
+        obj["metadata"]["finalizers"] = []
+        try:
+            real.update(obj, field_manager="test")
+            return
+        except ClusterError as err:
+            if err.status != 409:
+                raise
+        meta = obj["metadata"]
+        fresh = real.get(obj["apiVersion"], obj["kind"], meta["name"], meta["namespace"])
+        if fresh is None:
+            return
+        obj = fresh
 
 
 # -- the rendered examples, varied ------------------------------------------------------------

@@ -29,7 +29,7 @@ components:
 """
 
 
-@pytest.mark.parametrize("name", [TRAVERSAL, "..", ".", "a/b", "a%2Fb"])
+@pytest.mark.parametrize("name", [TRAVERSAL, "..", ".", "a/b", "a%2Fb", "?", "a#b", "a?watch=true"])
 def test_a_name_that_is_another_path_is_refused_before_any_request(name: str) -> None:
     cluster = MemoryCluster()
     with pytest.raises(ClusterError) as caught:
