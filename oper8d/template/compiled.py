@@ -23,6 +23,7 @@ from oper8d.errors import ConfigError, SourcePos
 from oper8d.limits import LimitExceeded, Limits, check_structure
 from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache
 from oper8d.template.failures import passes_through, render_failure, template_line
+from oper8d.template.layout import LayoutError, check_layout
 from oper8d.template.slots import SLOTS_VAR, Slots, fill_text
 from oper8d.template.values import copy_result
 
@@ -142,6 +143,12 @@ class TextTemplate:
         The text and its values together are bounded by ``renderedBytes``, the parsed
         documents' depth and alias expansion by ``yamlio.check_structure``."""
         text, slots = self.render_tokens(context)
+        try:
+            text = check_layout(slots.nonce, slots.marks, text)
+        except LayoutError as exc:
+            raise ConfigError(
+                f"{exc} (run `oper8d render` to see the rendered text)", pos=SourcePos(self.file)
+            ) from None
         template = self._template
         limits = getattr(template.environment, "limits", None)
         if limits is None:

@@ -43,6 +43,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context, markup_join
 from markupsafe import Markup
 
+from oper8d.template.layout import mark, strip_marks
 from oper8d.template.values import copy_result
 
 #: the context variable holding the render's Slots
@@ -74,6 +75,8 @@ class Slots:
         self.nonce = nonce
         self.values: list[Any] = []
         self.pattern = re.compile(re.escape(nonce) + r"(\d+)z")
+        #: the multi-line Markup printed, by mark (``layout``): how many lines follow
+        self.marks: list[int] = []
 
     def token(self, value: Any) -> str:
         self.values.append(value)
@@ -87,11 +90,14 @@ def new_nonce() -> str:
 
 @pass_context
 def finalize(context: Context, value: Any) -> Any:
-    """Jinja's ``finalize`` for text templates: values become tokens, trusted text stays."""
-    if isinstance(value, Markup):
-        return value
+    """Jinja's ``finalize`` for text templates: values become tokens, trusted text stays
+    (its lines checked where it lands: ``layout``)."""
     slots = context.get(SLOTS_VAR)
     if not isinstance(slots, Slots):  # rendered outside TextTemplate.render: plain output
+        return value
+    if isinstance(value, Markup):
+        if "\n" in value:
+            return Markup(mark(slots.nonce, slots.marks, str(value)))
         return value
     if not isinstance(value, _DATA_TYPES):
         value = str(value)  # as Jinja prints it; an Undefined raises its error here
@@ -231,6 +237,7 @@ def _preserving(function: Callable[..., Any]) -> Callable[..., Any]:
 def fill_text(text: str, slots: Slots) -> str:
     """``text`` with every token replaced by ``str(value)``: what the template would have
     printed without slots (for showing rendered text, never for parsing)."""
+    text = strip_marks(slots.nonce, text)
     if not slots.values:
         return text
     return slots.pattern.sub(lambda m: str(slots.values[int(m.group(1))]), text)
@@ -239,7 +246,7 @@ def fill_text(text: str, slots: Slots) -> str:
 def hide_values(text: str, slots: Slots) -> str:
     """``text`` with each printed value shown as ``{{…}}``: for quoting rendered text in
     errors without the values, which may be secrets the text does not mark as such."""
-    return slots.pattern.sub("{{…}}", text)
+    return slots.pattern.sub("{{…}}", strip_marks(slots.nonce, text))
 
 
 _STR_TAG = "tag:yaml.org,2002:str"

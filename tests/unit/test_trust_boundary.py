@@ -327,3 +327,44 @@ def test_a_value_is_typed_as_helm_types_it_without_base_60(value: str, lands_as:
 
     template = TemplateEngine().text("k: {{ v }}\nliteral: 12:30\n", "t.yaml")
     assert template.render({"v": value}) == [{"k": lands_as, "literal": "12:30"}]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "          value: {{ v | to_yaml }}",  # a block scalar's lines at column 2
+        "          value: {% set b %}{{ v | to_yaml }}{% endset %}{{ b | upper }}",
+        "          value: {{ m() }}",  # a macro printing the value's structure
+    ],
+)
+def test_printed_structure_cannot_leave_the_place_it_is_printed_at(line: str) -> None:
+    from oper8d.errors import ConfigError
+    from oper8d.template import TemplateEngine
+
+    template = TemplateEngine().text(
+        "{% macro m() %}{{ v | to_yaml }}{% endmacro %}"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+        "    - name: w\n      env:\n        - name: NOTE\n" + line + "\n",
+        "t.yaml",
+    )
+    hostile = "hostNetwork: true\nhostPID: true\nserviceAccountName: admin"
+    with pytest.raises(ConfigError, match="would leave that place"):
+        template.render({"v": hostile})
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "spec:\n  note: {{ v | to_yaml | nindent(4) }}\n",
+        "spec:\n  note:\n{{ v | to_yaml | indent(4) }}\n",
+        "spec:\n  list:\n{{ items | to_yaml | indent(4) }}\n",
+        "{% macro body() %}a: 1\nb: 2{% endmacro %}spec:\n{{ body() | indent(2) }}\n",
+    ],
+)
+def test_structure_printed_with_nindent_or_indent_lands_where_it_is_printed(source: str) -> None:
+    from oper8d.template import TemplateEngine
+
+    hostile = "hostNetwork: true\nhostPID: true"
+    (obj,) = TemplateEngine().text(source, "t.yaml").render({"v": hostile, "items": [hostile]})
+    assert list(obj) == ["spec"]
+    assert "hostNetwork" not in obj["spec"]
