@@ -155,14 +155,7 @@ def _deployment(obj: dict[str, Any]) -> None:
     if spec is None:
         return
     _set(spec, "replicas", 1)
-    strategy = _map(spec, "strategy")
-    if strategy is not None:
-        _set(strategy, "type", "RollingUpdate")
-        if strategy["type"] == "RollingUpdate":
-            rolling = _map(strategy, "rollingUpdate")
-            if rolling is not None:
-                _set(rolling, "maxUnavailable", "25%")
-                _set(rolling, "maxSurge", "25%")
+    _rolling_update(spec, "strategy", maxUnavailable="25%", maxSurge="25%")
     _set(spec, "revisionHistoryLimit", 10)
     _set(spec, "progressDeadlineSeconds", 600)
     _template_metadata(spec)
@@ -173,13 +166,7 @@ def _stateful_set(obj: dict[str, Any]) -> None:
     if spec is None:
         return
     _set(spec, "podManagementPolicy", "OrderedReady")
-    strategy = _map(spec, "updateStrategy")
-    if strategy is not None:
-        _set(strategy, "type", "RollingUpdate")
-        if strategy["type"] == "RollingUpdate":
-            rolling = _map(strategy, "rollingUpdate")
-            if rolling is not None:
-                _set(rolling, "partition", 0)
+    _rolling_update(spec, "updateStrategy", partition=0)
     _set(spec, "replicas", 1)
     _set(spec, "revisionHistoryLimit", 10)
     retention = _map(spec, "persistentVolumeClaimRetentionPolicy")
@@ -197,14 +184,7 @@ def _daemon_set(obj: dict[str, Any]) -> None:
     spec = _map(obj, "spec")
     if spec is None:
         return
-    strategy = _map(spec, "updateStrategy")
-    if strategy is not None:
-        _set(strategy, "type", "RollingUpdate")
-        if strategy["type"] == "RollingUpdate":
-            rolling = _map(strategy, "rollingUpdate")
-            if rolling is not None:
-                _set(rolling, "maxUnavailable", 1)
-                _set(rolling, "maxSurge", 0)
+    _rolling_update(spec, "updateStrategy", maxUnavailable=1, maxSurge=0)
     _set(spec, "revisionHistoryLimit", 10)
     _template_metadata(spec)
 
@@ -214,6 +194,20 @@ def _replica_set(obj: dict[str, Any]) -> None:
     if spec is not None:
         _set(spec, "replicas", 1)
         _template_metadata(spec)
+
+
+def _rolling_update(spec: dict[str, Any], key: str, **rolling_defaults: Any) -> None:
+    """A workload's update strategy: type RollingUpdate, and for that type the defaults
+    of its ``rollingUpdate``."""
+    strategy = _map(spec, key)
+    if strategy is None:
+        return
+    _set(strategy, "type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        rolling = _map(strategy, "rollingUpdate")
+        if rolling is not None:
+            for name, value in rolling_defaults.items():
+                _set(rolling, name, value)
 
 
 def _template_metadata(spec: dict[str, Any]) -> None:
