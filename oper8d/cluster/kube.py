@@ -44,7 +44,15 @@ from typing import TYPE_CHECKING, Any
 from oper8d.cluster.base import Method, Propagation, check_propagation
 from oper8d.cluster.fields import content, merge
 from oper8d.cluster.kube_discovery import Discovery, Resource
-from oper8d.cluster.kube_transport import APPLY_PATCH, EventStream, KubeTransport, Query
+from oper8d.cluster.kube_transport import (
+    APPLY_PATCH,
+    JSON,
+    METADATA_LIST,
+    METADATA_WATCH,
+    EventStream,
+    KubeTransport,
+    Query,
+)
 from oper8d.errors import ClusterError
 from oper8d.objects import Obj
 
@@ -124,17 +132,18 @@ class KubeCluster:
         *,
         query: Query = (),
         body: Any = None,
-        content_type: str = "application/json",
+        content_type: str = JSON,
+        accept: str = JSON,
     ) -> Any:
         with self._lock:
             self._requests[verb] += 1
         if self.on_request is None:
             return self._transport.request(
-                method, path, query=query, body=body, content_type=content_type
+                method, path, query=query, body=body, content_type=content_type, accept=accept
             )
         try:
             result = self._transport.request(
-                method, path, query=query, body=body, content_type=content_type
+                method, path, query=query, body=body, content_type=content_type, accept=accept
             )
         except ClusterError as err:
             self.on_request(verb, err.status)
@@ -172,12 +181,15 @@ class KubeCluster:
         label_selector: str | None = None,
         *,
         shard_selector: str | None = None,
+        metadata_only: bool = False,
     ) -> tuple[builtins.list[Obj], str]:
         """``list()`` and the ``resourceVersion`` of the list: a ``watch`` from it sees
         every change after the list. Pages of one list share one snapshot (a 410
         ClusterError when the continue token expired: list again). ``shard_selector`` is
         sent as ``shardSelector``; an API server without sharded lists ignores it and
-        returns everything (``shard_selector_honoured`` tells which, logged once)."""
+        returns everything (``shard_selector_honoured`` tells which, logged once).
+        ``metadata_only``: each object's apiVersion, kind and metadata alone (the server
+        sends ``PartialObjectMetadata``: no spec, status or data travel)."""
         items: list[Obj] = []
         token = ""
         while True:
@@ -189,6 +201,7 @@ class KubeCluster:
                 limit=LIST_PAGE,
                 continue_token=token,
                 shard_selector=shard_selector,
+                metadata_only=metadata_only,
             )
             items += page[0]
             token = page[2]
@@ -205,6 +218,7 @@ class KubeCluster:
         limit: int,
         continue_token: str = "",
         shard_selector: str | None = None,
+        metadata_only: bool = False,
     ) -> tuple[builtins.list[Obj], str, str]:
         """One page of a list (``runtime.listwatch.PagedList``): at most ``limit`` objects
         (0: no limit) from ``continue_token`` on, the resourceVersion of the list's snapshot
@@ -220,11 +234,20 @@ class KubeCluster:
             query.append(("shardSelector", shard_selector))
         if continue_token:
             query.append(("continue", continue_token))
-        page = self._send("list", "GET", res.collection_path(namespace), query=query) or {}
+        accept = METADATA_LIST if metadata_only else JSON
+        page = (
+            self._send("list", "GET", res.collection_path(namespace), query=query, accept=accept)
+            or {}
+        )
         # list items come without apiVersion and kind; callers expect them
         items = [{"apiVersion": api_version, "kind": kind, **i} for i in page.get("items") or []]
+        if metadata_only:  # each item says PartialObjectMetadata: name the listed kind
+            for item in items:
+                item["apiVersion"], item["kind"] = api_version, kind
         meta = page.get("metadata") or {}
-        if shard_selector:
+        # a metadata list is sharded too but says nothing of it (1.36.3 leaves shardInfo
+        # out of PartialObjectMetadataList): only full lists tell whether it is honoured
+        if shard_selector and not metadata_only:
             self._saw_shard_info(f"{api_version}/{kind}", bool(meta.get("shardInfo")))
         return items, meta.get("resourceVersion") or "", meta.get("continue") or ""
 
@@ -239,6 +262,7 @@ class KubeCluster:
         timeout_seconds: int = 300,
         allow_bookmarks: bool = True,
         shard_selector: str | None = None,
+        metadata_only: bool = False,
     ) -> EventStream:
         """Stream the changes to a kind after ``resource_version``: an iterator of events
         ``{"type": "ADDED"|"MODIFIED"|"DELETED"|"BOOKMARK", "object": {...}}`` (a BOOKMARK's
@@ -247,7 +271,8 @@ class KubeCluster:
         The server ends the stream after ``timeout_seconds``; a too-old
         ``resource_version`` raises ``ClusterError(status=410)`` (list again), a broken
         connection ``ClusterError(status=None)``. Close the stream when done; ``close()``
-        from another thread interrupts a waiting read."""
+        from another thread interrupts a waiting read. ``metadata_only``: the events'
+        objects are ``PartialObjectMetadata`` (apiVersion ``meta.k8s.io/v1``)."""
         res = self.resource(api_version, kind)
         path = res.collection_path(namespace)
         query = [
@@ -264,7 +289,11 @@ class KubeCluster:
         with self._lock:
             self._requests["watch"] += 1
         response = self._transport.open_stream(
-            "GET", path, query=query, read_timeout=timeout_seconds + WATCH_READ_SLACK
+            "GET",
+            path,
+            query=query,
+            read_timeout=timeout_seconds + WATCH_READ_SLACK,
+            accept=METADATA_WATCH if metadata_only else JSON,
         )
         return EventStream(response, f"{kind} {path}")
 

@@ -28,6 +28,10 @@ if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
 JSON = "application/json"
+#: Accept headers asking for metadata only (``PartialObjectMetadata``): a list's items, and
+#: the objects of a watch's events, come without spec, status or data
+METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+METADATA_WATCH = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 APPLY_PATCH = "application/apply-patch+yaml"
 
 Query = Sequence[tuple[str, str]]
@@ -48,8 +52,9 @@ class KubeTransport:
         query: Query = (),
         body: Any = None,
         content_type: str = JSON,
+        accept: str = JSON,
     ) -> Any:
-        headers = {"Accept": JSON}
+        headers = {"Accept": accept}
         payload: Any = None
         if body is not None:
             headers["Content-Type"] = content_type
@@ -88,7 +93,13 @@ class KubeTransport:
         return json.loads(data) if data else None
 
     def open_stream(
-        self, method: str, path: str, *, query: Query = (), read_timeout: float | None
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Query = (),
+        read_timeout: float | None,
+        accept: str = JSON,
     ) -> urllib3.BaseHTTPResponse:
         """Send a request whose body is a stream (a watch) and return the response with
         the body unread; the connection is given ``self.timeout`` to open and then waits
@@ -99,7 +110,7 @@ class KubeTransport:
                 method,
                 path,
                 query_params=list(query) or None,
-                header_params={"Accept": JSON},
+                header_params={"Accept": accept},
                 auth_settings=["BearerToken"],
             )
             response = self.api_client.rest_client.request(  # type: ignore[no-untyped-call]

@@ -8,7 +8,11 @@ one; an exact apiVersion is preferred) when the request is within the informer's
 * an informer of one namespace serves only that namespace; a list across all namespaces
   only an informer of all namespaces;
 * an informer with a label selector serves lists whose selector implies its own, and gets
-  of objects it holds; anything else goes to the API server.
+  of objects it holds; anything else goes to the API server;
+* a get that such an informer misses is answered "absent" without a request when a
+  metadata-only informer of the complementary selector (``!key`` for ``key``) does not hold
+  the name either: the manager watches the names of the owned kinds' unlabelled objects,
+  so the first rollout of a CR does not GET each object before creating it.
 
 With sharding (``runtime.sharding``) an informer holds one slice of the hash space only,
 so a read outside it must not be answered from it: an object it holds is served only when
@@ -31,7 +35,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from oper8d.cluster.base import Cluster, Method, Propagation
 from oper8d.cluster.selectors import as_selector
@@ -54,6 +58,8 @@ class CacheSource(Protocol):
     namespace: str | None
     #: None: every object of the kind
     label_selector: str | None
+    #: holds names only (``runtime.store.names_only``): it tells what exists, never serves
+    metadata_only: bool
 
     @property
     def complete_slice(self) -> ShardSlice | None:
@@ -116,18 +122,20 @@ class CachedCluster:
     def __init__(
         self,
         cluster: ApiServer,
-        informers: Mapping[tuple[str, str], CacheSource],
+        informers: Mapping[Any, CacheSource],
         *,
         within_shards: bool = False,
     ):
-        """``within_shards``: what a sharded informer does not hold reads as absent
-        (see ``within_shards()``)."""
+        """``informers``: every informer the cache may read through, under any key (the
+        manager's own keys); each serves its kind and scope. ``within_shards``: what a
+        sharded informer does not hold reads as absent (see ``within_shards()``)."""
         self.cluster = cluster
         self._within_shards = within_shards
         self._sources = dict(informers)
         self._informers: dict[tuple[str, str], list[CacheSource]] = {}
-        for (api_version, kind), informer in informers.items():
-            self._informers.setdefault((group_of(api_version), kind), []).append(informer)
+        for informer in informers.values():
+            key = (group_of(informer.api_version), informer.kind)
+            self._informers.setdefault(key, []).append(informer)
 
     def within_shards(self) -> CachedCluster:
         """This cache, but reads of objects outside a sharded informer's slice answer
@@ -143,6 +151,9 @@ class CachedCluster:
         if namespaced and not namespace:
             return self.cluster.get(api_version, kind, name, namespace)  # the API's 400
         scope = namespace if namespaced else None
+        #: selectors of informers that hold every object of this scope they select, and
+        #: not this one
+        missed: set[str] = set()
         for informer in self._readers(api_version, kind):
             if informer.namespace is not None and informer.namespace != scope:
                 continue
@@ -153,10 +164,46 @@ class CachedCluster:
                     return obj
                 if not informer.label_selector and (self._within_shards or _decides(shard, scope)):
                     return None
+                if informer.label_selector and _decides(shard, scope):
+                    missed.add(informer.label_selector)
                 continue
             if obj is not None or not informer.label_selector:
                 return obj
+            missed.add(informer.label_selector)
+        if missed and self._absent(api_version, kind, name, scope, missed):
+            return None
         return self.cluster.get(api_version, kind, name, namespace)
+
+    def _absent(
+        self, api_version: str, kind: str, name: str, scope: str | None, missed: set[str]
+    ) -> bool:
+        """Whether no object ``name`` exists, known without a request: an informer holding
+        every object with label ``k`` does not hold it (``missed``), and a names-only one
+        holding every object without ``k`` does not either. So the rollout's read of an
+        object it is about to create costs nothing, and one of the same name that this
+        operator did not label (not ours to take over) is still read from the server."""
+        labelled = {
+            req[0]
+            for selector in missed
+            if len(reqs := _requirements(selector)) == 1
+            for req in reqs
+            if req[1] == "Exists"
+        }
+        for informer in self._informers.get((group_of(api_version), kind), []):
+            if not informer.metadata_only or not informer.has_synced():
+                continue
+            if informer.namespace is not None and informer.namespace != scope:
+                continue
+            shard = informer.complete_slice
+            if shard is not None and not _decides(shard, scope):
+                continue
+            reqs = _requirements(informer.label_selector)
+            if len(reqs) != 1 or not any(
+                op == "DoesNotExist" and key in labelled for key, op, _values in reqs
+            ):
+                continue
+            return informer.get(name, scope) is None
+        return False
 
     def list(
         self,
@@ -185,7 +232,7 @@ class CachedCluster:
         without a label selector."""
         candidates = self._informers.get((group_of(api_version), kind), [])
         return sorted(
-            (i for i in candidates if i.has_synced()),
+            (i for i in candidates if i.has_synced() and not i.metadata_only),
             key=lambda i: (i.api_version != api_version, bool(i.label_selector)),
         )
 

@@ -1,7 +1,10 @@
 """Kubernetes Events on a CR for rollout milestones and errors (``kubectl describe`` shows them).
 
 Used by the manager after each reconcile: an event is recorded only when the CR's Ready or
-Updating condition changed (reason or status), so steady reconciles record nothing.
+Updating condition changed (reason or status), so steady reconciles record nothing. Of a
+CR that has not been Ready yet only failures (Warnings) and its becoming Ready are
+recorded: its first rollout's intermediate steps (Initializing, InProgress) are in its
+status, and a line each in ``kubectl describe`` would cost a request per step and per CR.
 """
 
 from __future__ import annotations
@@ -71,8 +74,10 @@ class EventRecorder:
     def record_transition(
         self, cr: Obj, old_status: Mapping[str, Any], new_status: Mapping[str, Any]
     ) -> None:
-        """An event when Ready or Updating changed between two statuses."""
+        """An event when Ready or Updating changed between two statuses (see the module
+        docstring for the changes of a CR not Ready yet)."""
         old, new = _conditions(old_status), _conditions(new_status)
+        was_ready = (old.get("Ready") or {}).get("status") == "True"
         for type_ in ("Ready", "Updating"):
             before, after = old.get(type_), new.get(type_)
             if after is None:
@@ -82,6 +87,9 @@ class EventRecorder:
                 continue
             reason = after.get("reason") or type_
             warning = reason in ("ConfigError", "Errored", "ClusterError")
+            becomes_ready = type_ == "Ready" and after.get("status") == "True"
+            if not (warning or was_ready or becomes_ready):
+                continue
             note = f"{type_} {after.get('status')}: {after.get('message') or reason}"
             self.record(
                 cr,

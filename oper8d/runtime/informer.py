@@ -51,6 +51,7 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from oper8d.clock import Clock, SystemClock
@@ -59,7 +60,14 @@ from oper8d.errors import ClusterError
 from oper8d.objects import Obj, newer, resource_version
 from oper8d.runtime.hashing import ShardSlice
 from oper8d.runtime.listwatch import ListWatch, WatchStream, list_in_pages
-from oper8d.runtime.store import ObjectStore, copy_obj, drop_unread, key_of, share_strings
+from oper8d.runtime.store import (
+    ObjectStore,
+    copy_obj,
+    drop_unread,
+    key_of,
+    names_only,
+    share_strings,
+)
 
 __all__ = ["Handler", "Informer", "ListWatch", "WatchStream"]
 
@@ -107,6 +115,9 @@ class Informer:
     starts from this resourceVersion instead of the list's (a stale one forces a relist).
     ``transform`` is applied to every object received (None: keep objects whole).
     ``page_size`` is the ``limit`` of each list request (0: list in one request).
+    ``metadata_only``: list and watch metadata alone and keep each object's name, namespace,
+    uid and resourceVersion (``names_only``; ``transform`` is not used): an informer that
+    answers "is there an object of this name?" for ``runtime.cache``, not a reader's copy.
     """
 
     def __init__(
@@ -127,6 +138,7 @@ class Informer:
         shard: ShardSlice | None = None,
         transform: Callable[[Obj], Obj] | None = drop_unread,
         page_size: int = PAGE_SIZE,
+        metadata_only: bool = False,
     ):
         if resync_period is not None and not resync_period > 0:
             raise ValueError(f"resync_period must be > 0 seconds or None, got {resync_period!r}")
@@ -148,6 +160,9 @@ class Informer:
         self._listed_shard: ShardSlice | None = shard  # the last applied list's (dispatcher)
         self._relist = False
         self._transform = transform or (lambda obj: obj)
+        self.metadata_only = metadata_only
+        if metadata_only:
+            self._transform = partial(names_only, api_version=api_version, kind=kind)
         self._page_size = page_size
 
         self._lock = threading.Lock()
@@ -167,7 +182,8 @@ class Informer:
     def _describe(self) -> str:
         where = f"namespace {self.namespace}" if self.namespace else "all namespaces"
         selector = f", labels {self.label_selector}" if self.label_selector else ""
-        return f"{self.api_version} {self.kind} in {where}{selector}"
+        names = " (names only)" if self.metadata_only else ""
+        return f"{self.api_version} {self.kind} in {where}{selector}{names}"
 
     # -- lifecycle -----------------------------------------------------------------------
     def add_handler(self, handler: Handler) -> None:
@@ -280,9 +296,16 @@ class Informer:
         shard = self._shard
         return shard is None or shard.contains(obj)
 
-    def _shard_query(self) -> dict[str, str]:
+    def _query(self) -> dict[str, Any]:
+        """Keyword arguments of the list and watch calls beyond the kind and scope (only
+        those in use, so a source without sharding or metadata lists is called as before)."""
+        query: dict[str, Any] = {}
         selector = self._shard.selector() if self._shard is not None else ""
-        return {"shard_selector": selector} if selector else {}
+        if selector:
+            query["shard_selector"] = selector
+        if self.metadata_only:
+            query["metadata_only"] = True
+        return query
 
     # -- read-your-writes ----------------------------------------------------------------
     def observe_write(self, obj: Obj) -> None:
@@ -325,7 +348,7 @@ class Informer:
                         self.label_selector,
                         page_size=self._page_size,
                         keep=self._keep_listed,
-                        query=self._shard_query(),
+                        query=self._query(),
                         stopping=self._stopping.is_set,
                     )
                     if self._stopping.is_set():
@@ -375,7 +398,7 @@ class Informer:
             label_selector=self.label_selector,
             resource_version=self._version,
             timeout_seconds=self._watch_timeout,
-            **self._shard_query(),
+            **self._query(),
         )
         with self._lock:
             self._stream = stream

@@ -54,8 +54,10 @@ class ListWatch(Protocol):
         label_selector: str | None = None,
         *,
         shard_selector: str | None = None,
+        metadata_only: bool = False,
     ) -> tuple[list[Obj], str]:
-        """The objects and the resourceVersion a watch continues from."""
+        """The objects and the resourceVersion a watch continues from (with
+        ``metadata_only``: each object's apiVersion, kind and metadata alone)."""
         ...
 
     def watch(
@@ -68,6 +70,7 @@ class ListWatch(Protocol):
         resource_version: str,
         timeout_seconds: int = 300,
         shard_selector: str | None = None,
+        metadata_only: bool = False,
     ) -> WatchStream:
         """The changes after ``resource_version``, until ``timeout_seconds`` or ``close()``."""
         ...
@@ -88,6 +91,7 @@ class PagedList(Protocol):
         limit: int,
         continue_token: str = "",
         shard_selector: str | None = None,
+        metadata_only: bool = False,
     ) -> ListPage:
         """At most ``limit`` objects (0: all), from ``continue_token`` on ("": the first
         page, a new snapshot). A ``ClusterError`` with status 410 when the token expired
@@ -104,14 +108,15 @@ def list_in_pages(
     *,
     page_size: int,
     keep: Callable[[Obj], Obj | None],
-    query: Mapping[str, str] | None = None,
+    query: Mapping[str, Any] | None = None,
     stopping: Callable[[], bool] = lambda: False,
 ) -> tuple[list[Obj], str]:
     """What ``keep`` returned for each listed object (None: left out) and the list's
     resourceVersion. Listed in pages of ``page_size`` when ``source`` is a ``PagedList``
     (0, or another source: in one request); ``query`` holds further keyword arguments of
-    the list calls (``shard_selector``). When ``stopping()`` turns true between pages,
-    what was kept so far is returned. Errors are the source's ``ClusterError``s."""
+    the list calls (``shard_selector``, ``metadata_only``). When ``stopping()`` turns true
+    between pages, what was kept so far is returned. Errors are the source's
+    ``ClusterError``s."""
     extra = dict(query or {})
     if page_size <= 0 or not isinstance(source, PagedList):
         items, version = source.list_with_version(

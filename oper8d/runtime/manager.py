@@ -163,6 +163,7 @@ class Manager:
         namespace: str | None,
         selector: str | None,
         sharded: bool = False,
+        metadata_only: bool = False,
     ) -> Informer:
         key = (f"{api_version}/{kind}", selector or "", namespace)
         if key not in self.informers:
@@ -178,6 +179,7 @@ class Manager:
                 shard=shard,
                 # leaveToOthers reads managedFields to see who owns a field (engine.leave)
                 transform=None if _leaves_fields(self.bundle) else drop_unread,
+                metadata_only=metadata_only,
             )
             if shard is not None:
                 self._sharded.append(inf)
@@ -185,7 +187,6 @@ class Manager:
 
     def _build(self) -> None:
         opts = self.options
-        by_kind: dict[tuple[str, str], list[Informer]] = {}
         plan = []
         # objects a CR owns share its namespace, not its uid
         owned_sharded = opts.shard_key == "namespace"
@@ -200,10 +201,20 @@ class Manager:
                 for api_version, k in owned_kinds(spec)
                 for ns in self._scopes(True)
             ]
-            for inf in (*cr_infs, *owned):
-                by_kind.setdefault((inf.api_version, inf.kind), []).append(inf)
+            # the names of the owned kinds' other objects: a name in neither informer is
+            # absent, so the rollout creates it without a GET first (runtime.cache)
+            for api_version, k in owned_kinds(spec):
+                for ns in self._scopes(True):
+                    self._informer(
+                        api_version,
+                        k,
+                        ns,
+                        f"!{OWNER_LABEL}",
+                        sharded=owned_sharded,
+                        metadata_only=True,
+                    )
             plan.append((spec, cr_infs, owned))
-        self.cache = CachedCluster(self.api, {k: v[0] for k, v in by_kind.items()})
+        self.cache = CachedCluster(self.api, self.informers)
         schemas = opts.schemas or KubeSchemas.builtin()  # one load serves every controller
         # a queued CR outside this replica's shard reads as gone (runtime.cache)
         cr_reads = self.cache.within_shards() if self.sharding else self.cache

@@ -16,6 +16,9 @@ watch event, of every key), yet most repeat across objects (namespaces, label ke
 values, apiVersions, kinds, owner uids, enum-like spec and status values). Interning them
 makes equal strings one object, about a third less memory per cached object.
 
+``names_only`` is the transform of the metadata-only informers: what tells that an object
+of a name exists, and nothing else.
+
 It sits below both ``runtime.informer`` and ``runtime.cache`` so that neither imports
 the other.
 """
@@ -34,6 +37,7 @@ __all__ = [
     "copy_obj",
     "drop_unread",
     "key_of",
+    "names_only",
     "share_strings",
 ]
 
@@ -69,6 +73,22 @@ def drop_unread(obj: Obj) -> Obj:
             if not annotations:
                 del meta["annotations"]
     return obj
+
+
+#: what ``names_only`` keeps of an object's metadata
+_NAME_FIELDS = ("name", "namespace", "uid", "resourceVersion")
+
+
+def names_only(obj: Obj, *, api_version: str, kind: str) -> Obj:
+    """What a metadata-only informer keeps of an object: its kind (a metadata watch names
+    every object ``PartialObjectMetadata``), name, namespace, uid and resourceVersion.
+    Enough to tell that an object of that name exists, and about 300 bytes each."""
+    meta = obj.get("metadata") or {}
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {k: meta[k] for k in _NAME_FIELDS if k in meta},
+    }
 
 
 #: string values up to this length are interned by ``share_strings``; longer ones (hashes,

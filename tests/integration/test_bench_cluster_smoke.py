@@ -36,6 +36,13 @@ def test_the_operator_requests_are_counted_from_its_informers_to_its_writes(
     assert run.rss_peak_kib >= run.rss_before_kib > 0
 
 
+def test_the_rollout_reads_none_of_the_objects_it_creates_from_the_server(
+    run: bench_cluster.ClusterRun,
+) -> None:
+    # absent from both the owned informer and the names of the unlabelled objects: no GET
+    assert run.gets_by_kind == {}
+
+
 def test_a_full_resync_reconciles_every_cr_and_writes_nothing(
     run: bench_cluster.ClusterRun,
 ) -> None:

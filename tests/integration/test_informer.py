@@ -442,3 +442,37 @@ def test_a_cached_cluster_reads_its_own_writes_without_asking_the_api_server(
     )
     assert names(listed) == ["mine"]
     assert cluster.requests["get"] == cluster.requests["list"] == 0
+
+
+def test_a_names_only_informer_holds_the_names_of_the_unlabelled_objects_and_no_data(
+    cluster: KubeCluster, ns: str, run_informer: RunInformer
+) -> None:
+    # as the manager watches the owned kinds' objects without the owner label
+    # (PartialObjectMetadata over the wire): it tells the cache which names are taken
+    cluster.apply(configmap(ns, "labelled", v="1"), field_manager="test")
+    cluster.apply(
+        {**configmap(ns, "plain", secret="x"), "metadata": {"name": "plain", "namespace": ns}},
+        field_manager="test",
+    )
+
+    informer, recorder = run_informer(
+        cluster, namespace=ns, label_selector="!test", metadata_only=True
+    )
+    assert informer.wait_for_sync(WAIT)
+
+    plain = informer.get("plain", ns)
+    assert plain is not None and set(plain) == {"apiVersion", "kind", "metadata"}
+    assert (plain["apiVersion"], plain["kind"]) == ("v1", "ConfigMap")
+    assert set(plain["metadata"]) == {"name", "namespace", "uid", "resourceVersion"}
+    assert informer.get("labelled", ns) is None
+
+    cluster.apply(
+        {**configmap(ns, "later"), "metadata": {"name": "later", "namespace": ns}},
+        field_manager="test",
+    )
+    assert recorder.wait_for(recorder.saw("ADDED", "later"))
+    # labelled now: the server's watch reports it gone from the selection
+    cluster.apply(configmap(ns, "plain"), field_manager="test")
+    assert recorder.wait_for(recorder.saw("DELETED", "plain"))
+    assert informer.get("plain", ns) is None
+    assert all(data is None for _event, _name, data in recorder.events)

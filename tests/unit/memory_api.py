@@ -90,11 +90,14 @@ class MemoryApi:
         label_selector: str | None = None,
         *,
         shard_selector: str | None = None,  # ignored, like an API server before 1.36
+        metadata_only: bool = False,
     ) -> tuple[list[Obj], str]:
         with self.changed:
             items = self.cluster.list(api_version, kind, namespace, label_selector)
             versions = [rv for rv, _, _ in self.log[-1:]]
             versions += [int(o["metadata"]["resourceVersion"]) for o in items]
+            if metadata_only:
+                items = [partial(o) for o in items]
             return items, str(max(versions, default=0))
 
     def watch(
@@ -107,8 +110,11 @@ class MemoryApi:
         resource_version: str,
         timeout_seconds: int = 300,
         shard_selector: str | None = None,  # ignored, like an API server before 1.36
+        metadata_only: bool = False,
     ) -> MemoryWatch:
-        return MemoryWatch(self, api_version, kind, namespace, label_selector, resource_version)
+        return MemoryWatch(
+            self, api_version, kind, namespace, label_selector, resource_version, metadata_only
+        )
 
     # -- CRUD -----------------------------------------------------------------------------
     def get(
@@ -154,6 +160,15 @@ class MemoryApi:
         return self.cluster.delete(api_version, kind, name, namespace, propagation=propagation)
 
 
+def partial(obj: Obj) -> Obj:
+    """``obj`` as a metadata-only list or watch sends it (``PartialObjectMetadata``)."""
+    return {
+        "apiVersion": "meta.k8s.io/v1",
+        "kind": "PartialObjectMetadata",
+        "metadata": obj["metadata"],
+    }
+
+
 class MemoryWatch:
     """One watch: the logged changes of a kind after a resourceVersion, until closed."""
 
@@ -165,8 +180,10 @@ class MemoryWatch:
         namespace: str | None,
         label_selector: str | None,
         resource_version: str,
+        metadata_only: bool = False,
     ):
         self._api = api
+        self._metadata_only = metadata_only
         self._api_version, self._kind = api_version, kind
         self._group = group_of(api_version)
         self._namespace, self._selector = namespace, label_selector
@@ -184,7 +201,8 @@ class MemoryWatch:
                 batch, self._seen = self._api.log[self._seen :], len(self._api.log)
             for rv, event, obj in batch:
                 if rv > self._from and self._wanted(obj):
-                    yield {"type": event, "object": {**obj, "apiVersion": self._api_version}}
+                    sent = {**obj, "apiVersion": self._api_version}
+                    yield {"type": event, "object": partial(sent) if self._metadata_only else sent}
 
     def _more(self) -> bool:
         return self._closed or len(self._api.log) > self._seen

@@ -50,6 +50,7 @@ class FakeInformer:
     ``observe_write`` (recorded)."""
 
     complete_slice = None  # not sharded (test_runtime_cache_sharded.py covers sharding)
+    metadata_only = False
 
     def __init__(
         self,
@@ -258,6 +259,70 @@ def test_an_informer_with_a_label_selector_answers_gets_only_for_what_it_holds(
 
     assert source(cached.get("v1", "ConfigMap", "cm", "a")) == "cache"
     assert source(cached.get("v1", "ConfigMap", "other", "a")) == "api"
+
+
+def names_of_unlabelled(*objects: Obj, label: str = "tier", **options: Any) -> FakeInformer:
+    """A metadata-only informer of the ConfigMaps without ``label`` (as the manager runs
+    one per owned kind): it holds their names."""
+    informer = FakeInformer("v1", "ConfigMap", list(objects), label_selector=f"!{label}", **options)
+    informer.metadata_only = True
+    return informer
+
+
+def test_a_name_neither_informer_holds_is_absent_without_a_request(api: FakeApi) -> None:
+    # the rollout reads each object before creating it: no GET when the labelled informer
+    # misses and the names of the unlabelled objects do not include it either
+    api.apply(configmap("a", "new", "api"), field_manager="test")  # exists only on the server
+    labelled = cached_configmaps(label_selector="tier")
+    cached = CachedCluster(
+        api,  # type: ignore[arg-type]
+        {1: labelled, 2: names_of_unlabelled()},  # type: ignore[dict-item]
+    )
+    api.reset_requests()
+
+    assert cached.get("v1", "ConfigMap", "new", "a") is None  # the watch had not seen it
+    assert source(cached.get("v1", "ConfigMap", "cm", "a")) == "cache"
+    assert api.requests["get"] == 0
+
+
+def test_an_unlabelled_object_of_that_name_is_read_from_the_server(api: FakeApi) -> None:
+    # not ours (no owner label): read whole from the server, so the engine sees whose it is
+    foreign = configmap("a", "admin", "api")
+    api.apply(foreign, field_manager="test")
+    cached = CachedCluster(
+        api,  # type: ignore[arg-type]
+        {1: cached_configmaps(label_selector="tier"), 2: names_of_unlabelled(foreign)},  # type: ignore[dict-item]
+    )
+    api.reset_requests()
+
+    assert source(cached.get("v1", "ConfigMap", "admin", "a")) == "api"
+    assert api.requests["get"] == 1
+    assert cached.list("v1", "ConfigMap", "a", "!tier") == [
+        api.get("v1", "ConfigMap", "admin", "a")
+    ]
+    assert api.requests["list"] == 1  # names only: never a list's answer
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        pytest.param(lambda: names_of_unlabelled(synced=False), id="not synced"),
+        pytest.param(lambda: names_of_unlabelled(namespace="b"), id="another namespace"),
+        pytest.param(lambda: names_of_unlabelled(label="app"), id="another label"),
+    ],
+)
+def test_absence_is_known_only_when_both_informers_cover_the_read(
+    api: FakeApi, names: Callable[[], FakeInformer]
+) -> None:
+    api.apply(configmap("a", "new", "api"), field_manager="test")
+    cached = CachedCluster(
+        api,  # type: ignore[arg-type]
+        {1: cached_configmaps(label_selector="tier"), 2: names()},  # type: ignore[dict-item]
+    )
+    api.reset_requests()
+
+    assert source(cached.get("v1", "ConfigMap", "new", "a")) == "api"
+    assert api.requests["get"] == 1
 
 
 def test_cluster_scoped_objects_are_found_whatever_namespace_is_given(api: FakeApi) -> None:

@@ -348,7 +348,12 @@ def ready(reason: str, status: str) -> dict[str, Any]:
 def test_events_are_recorded_when_a_condition_changes_and_not_on_a_steady_reconcile(
     spec: ControllerSpec,
 ) -> None:
-    statuses = [ready("InProgress", "False"), ready("Stable", "True"), ready("Stable", "True")]
+    statuses = [
+        ready("InProgress", "False"),  # the first rollout's progress: in the status only
+        ready("Stable", "True"),
+        ready("Stable", "True"),
+        ready("InProgress", "False"),  # a Ready CR that stops being Ready
+    ]
 
     rig = Rig(spec)
 
@@ -359,11 +364,11 @@ def test_events_are_recorded_when_a_condition_changes_and_not_on_a_steady_reconc
 
     rig.reconciler.script = write_status
     rig.crs.emit("ADDED", rig.create_cr())
-    for _ in range(3):
+    for _ in range(4):
         rig.controller.enqueue_all()
         assert rig.run_ready() == 1
 
-    assert rig.events() == [("Normal", "InProgress"), ("Normal", "Stable")]
+    assert rig.events() == [("Normal", "Stable"), ("Normal", "InProgress")]
 
 
 # -- graceful stop ----------------------------------------------------------------------------

@@ -3,6 +3,7 @@ shows after a reconcile. Recorded into the in-memory cluster with a FakeClock.""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -81,12 +82,34 @@ def test_an_unchanged_condition_records_nothing(api: MemoryCluster) -> None:
 
 def test_ready_and_updating_changing_together_are_two_events(api: MemoryCluster) -> None:
     recorder(api).record_transition(
-        CR, {}, status(Ready=("False", "InProgress"), Updating=("True", "VersionChange"))
+        CR,
+        status(Ready=("True", "Stable"), Updating=("False", "Stable")),
+        status(Ready=("False", "InProgress"), Updating=("True", "VersionChange")),
     )
 
     assert [(e["type"], e["reason"]) for e in events(api)] == [
         ("Normal", "InProgress"),
         ("Normal", "VersionChange"),
+    ]
+
+
+def test_a_first_rollout_records_its_failures_and_its_becoming_ready_only(
+    api: MemoryCluster,
+) -> None:
+    steps = [
+        {},
+        status(Ready=("False", "Initializing"), Updating=("True", "Initializing")),
+        status(Ready=("False", "InProgress"), Updating=("True", "InProgress")),
+        status(Ready=("False", "Errored"), Updating=("True", "InProgress")),
+        status(Ready=("False", "InProgress"), Updating=("True", "InProgress")),
+        status(Ready=("True", "Stable"), Updating=("False", "Stable")),
+    ]
+    for old, new in itertools.pairwise(steps):
+        recorder(api).record_transition(CR, old, new)
+
+    assert [(e["type"], e["reason"]) for e in events(api)] == [
+        ("Warning", "Errored"),
+        ("Normal", "Stable"),
     ]
 
 

@@ -132,6 +132,51 @@ def test_a_new_cr_is_reconciled_until_ready_with_its_objects_deployed(
     assert api.wait_until(lambda: ("Normal", "Stable") in events())
 
 
+def test_a_first_rollout_reads_no_object_it_creates_from_the_server(
+    start: Start, api: MemoryApi
+) -> None:
+    # the names of the unlabelled ConfigMaps are watched: "demo-web" is known absent
+    gets: list[tuple[str, str]] = []
+    served = api.get
+
+    def counted(api_version: str, kind: str, name: str, namespace: str | None = None) -> Obj | None:
+        gets.append((kind, name))
+        return served(api_version, kind, name, namespace)
+
+    api.get = counted  # type: ignore[method-assign]
+    manager = start()
+    assert api.wait_until(lambda: manager.ready()[0])
+    create_cr(api)
+
+    assert api.wait_until(lambda: is_ready(cr(api)))
+    assert [g for g in gets if g[0] == "ConfigMap"] == []
+
+
+def test_an_object_of_that_name_it_did_not_create_is_left_alone(
+    start: Start, api: MemoryApi
+) -> None:
+    # read from the server (its name is among the unlabelled ones), found foreign: the CR
+    # gets a ConfigError and the admin's ConfigMap is untouched
+    foreign = api.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "demo-web", "namespace": NAMESPACE},
+            "data": {"owner": "admin"},
+        }
+    )
+    manager = start()
+    assert api.wait_until(lambda: manager.ready()[0])
+    create_cr(api)
+
+    def reason() -> str | None:
+        ready = [c for c in ((cr(api) or {}).get("status") or {}).get("conditions", [])]
+        return next((c.get("reason") for c in ready if c.get("type") == "Ready"), None)
+
+    assert api.wait_until(lambda: reason() == "ConfigError")
+    assert web(api) == foreign
+
+
 def test_an_owned_object_changed_by_someone_else_wakes_its_cr_and_is_put_back(
     start: Start, api: MemoryApi
 ) -> None:
