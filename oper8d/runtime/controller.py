@@ -136,7 +136,8 @@ class ControllerRuntime:
             self.changes.observe(event, obj, old)
         key = self._owner_key(obj)
         if key is not None:
-            self.queue.add(key)
+            # ahead of new CRs: the object may be what the CR's rollout waits on (queue.py)
+            self.queue.add(key, high_priority=True)
 
     def _owner_key(self, obj: Obj) -> Key | None:
         meta = obj.get("metadata") or {}

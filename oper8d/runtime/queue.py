@@ -9,6 +9,12 @@ informer events, requeue decisions and retries) and its worker threads take them
 - fair: ready keys are taken in the order they were queued, and a key added again while
   processed goes to the back, so a CR whose events never stop is reconciled at most once
   per pass over the other queued CRs (tests/unit/test_runtime_queue_fairness.py);
+- two priorities: a key added with ``high_priority`` (a CR woken because an object it
+  deployed changed: its rollout may be done) is taken before the keys queued normally (new
+  CRs, timed requeues, retries), so a burst of new CRs does not hold back the last step of
+  the rollouts already under way. Every ``FAIR_EVERY``-th take is of the oldest key of
+  either priority, so normal keys are never starved; a key re-queued by ``done`` (added
+  while processed) goes to the back of the normal ones, so a hot key is never ahead;
 - ``add_after`` queues a key after a delay (the earliest pending delay wins);
 - ``add_rate_limited`` queues a key after its own exponential backoff (``base_delay * 2**n``
   after ``n`` failures, capped at ``max_delay``) or the overall token bucket's delay
@@ -34,7 +40,11 @@ from typing import Protocol
 
 from oper8d.clock import Clock, SystemClock
 
-__all__ = ["QueueObserver", "WorkQueue"]
+__all__ = ["FAIR_EVERY", "QueueObserver", "WorkQueue"]
+
+#: every this many takes, the oldest queued key is taken, whatever its priority
+FAIR_EVERY = 4
+_HIGH, _NORMAL = 0, 1
 
 
 class QueueObserver(Protocol):
@@ -107,8 +117,12 @@ class WorkQueue:
         self._bucket = _TokenBucket(rate_per_second, burst, self._clock.monotonic())
         self._observer = observer
         self._cond = threading.Condition()
-        self._ready: deque[Hashable] = deque()
-        # Keys wanted but not yet handed out: in _ready, or waiting for their worker's done().
+        # Ready keys by priority, as (seq, key); _entry holds each ready key's live (lane,
+        # seq), so an entry left behind by a move to the high lane is skipped when it comes up.
+        self._lanes: tuple[deque[tuple[int, Hashable]], ...] = (deque(), deque())
+        self._entry: dict[Hashable, tuple[int, int]] = {}
+        self._takes = 0
+        # Keys wanted but not yet handed out: in a lane, or waiting for their worker's done().
         self._dirty: set[Hashable] = set()
         self._processing: set[Hashable] = set()
         self._queued_at: dict[Hashable, float] = {}
@@ -122,11 +136,12 @@ class WorkQueue:
 
     # --- adding ---------------------------------------------------------------------------
 
-    def add(self, key: Hashable) -> None:
-        """Queue ``key`` now, unless it is queued already; if it is being processed, queue it
-        again when its worker calls ``done``. Ignored after ``shutdown``."""
+    def add(self, key: Hashable, *, high_priority: bool = False) -> None:
+        """Queue ``key`` now, unless it is queued already (``high_priority`` moves a queued
+        key ahead of the normal ones); if it is being processed, queue it again when its
+        worker calls ``done``. Ignored after ``shutdown``."""
         with self._cond:
-            self._add_locked(key, self._clock.monotonic())
+            self._add_locked(key, self._clock.monotonic(), _HIGH if high_priority else _NORMAL)
 
     def add_after(self, key: Hashable, seconds: float) -> None:
         """Queue ``key`` in ``seconds`` (at once when ``seconds <= 0``). When the key already
@@ -182,8 +197,8 @@ class WorkQueue:
                 if self._shutting_down:
                     return None
                 self._promote_due_locked(now)
-                if self._ready:
-                    return self._start_locked(self._ready.popleft(), now)
+                if self._entry:
+                    return self._start_locked(self._take_locked(), now)
                 wait = self._wait_seconds_locked(now, deadline)
                 if wait is not None and wait <= 0:
                     return None
@@ -195,9 +210,7 @@ class WorkQueue:
         with self._cond:
             self._processing.discard(key)
             if key in self._dirty and not self._shutting_down:
-                self._ready.append(key)
-                self._depth_changed_locked()
-                self._cond.notify()
+                self._enqueue_locked(key, _NORMAL)
 
     def shutdown(self) -> None:
         """Stop: every waiting and later ``get`` returns ``None``, adds are ignored.
@@ -216,12 +229,17 @@ class WorkQueue:
         with self._cond:
             if not self._shutting_down:
                 self._promote_due_locked(self._clock.monotonic())
-            return len(self._ready)
+            return len(self._entry)
 
     # --- internals (callers hold self._cond) ------------------------------------------------
 
-    def _add_locked(self, key: Hashable, now: float) -> None:
-        if self._shutting_down or key in self._dirty:
+    def _add_locked(self, key: Hashable, now: float, lane: int = _NORMAL) -> None:
+        if self._shutting_down:
+            return
+        if key in self._dirty:
+            entry = self._entry.get(key)
+            if entry is not None and lane < entry[0]:
+                self._enqueue_locked(key, lane)  # moved ahead; the old entry goes stale
             return
         self._dirty.add(key)
         self._queued_at[key] = now
@@ -229,9 +247,30 @@ class WorkQueue:
             self._observer.added(key)
         if key in self._processing:
             return  # queued by done()
-        self._ready.append(key)
+        self._enqueue_locked(key, lane)
+
+    def _enqueue_locked(self, key: Hashable, lane: int) -> None:
+        seq = next(self._seq)
+        self._entry[key] = (lane, seq)
+        self._lanes[lane].append((seq, key))
         self._depth_changed_locked()
         self._cond.notify()
+
+    def _take_locked(self) -> Hashable:
+        """The next ready key (there is one): the first high-priority one, or every
+        ``FAIR_EVERY``-th take the oldest of either priority."""
+        for lane in self._lanes:  # drop stale heads, so each head is a live entry
+            while lane and self._entry.get(lane[0][1], (None, None))[1] != lane[0][0]:
+                lane.popleft()
+        self._takes += 1
+        heads = [lane for lane in self._lanes if lane]
+        if self._takes % FAIR_EVERY == 0:
+            chosen = min(heads, key=lambda lane: lane[0][0])
+        else:
+            chosen = heads[0]
+        _seq, key = chosen.popleft()
+        del self._entry[key]
+        return key
 
     def _start_locked(self, key: Hashable, now: float) -> Hashable:
         self._dirty.discard(key)
@@ -272,4 +311,4 @@ class WorkQueue:
 
     def _depth_changed_locked(self) -> None:
         if self._observer is not None:
-            self._observer.depth(len(self._ready))
+            self._observer.depth(len(self._entry))
