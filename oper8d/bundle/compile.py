@@ -44,6 +44,7 @@ from oper8d.bundle.model import (
 from oper8d.bundle.nodes import _Node, _PositionIndex
 from oper8d.bundle.parts import PartsCompiler
 from oper8d.bundle.paths import path_problems
+from oper8d.bundle.placement import namespace_problems
 from oper8d.bundle.reads import CallFinder, parse_reads, undeclared_calls, undeclared_live
 from oper8d.bundle.schema_messages import suggest
 from oper8d.bundle.validate import SchemaSet, check_spec_schema
@@ -138,6 +139,7 @@ class _Compiler(PartsCompiler):
             )
             self.problems.extend(undeclared_live(bundle, c, refs))
             self.problems.extend(path_problems(c, kube_schemas))
+            self.problems.extend(namespace_problems(c))
         if self.problems:
             raise BundleError(sorted(self.problems, key=_problem_order))
         return bundle

@@ -17,6 +17,7 @@ resource's position naming the object; the component applies nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from oper8d.bundle.model import ResourceSpec
@@ -32,10 +33,13 @@ def check_declared(
     internal: str,
     ctx: dict[str, Any],
     cr_namespace: str | None,
+    bundle_config: Mapping[str, Any] | None = None,
 ) -> None:
     """Refuse an object ``res`` does not declare; put a namespaced object without a
     namespace into the resource's declared namespace (the deployer gives others the CR's).
-    ``ctx`` is the template context the resource rendered in."""
+    ``ctx`` is the template context the resource rendered in; ``bundle_config`` the
+    bundle's own config, which alone may decide a declared namespace (a CR's config
+    overrides may not: ``bundle.placement``)."""
     namespace = cr_namespace
     if res.namespace is not None:
         namespace = res.namespace.evaluate(ctx)
@@ -45,6 +49,16 @@ def check_declared(
                 "namespace name",
                 pos=res.namespace.pos,
             )
+        if bundle_config is not None and res.namespace.compiled is not None:
+            own = res.namespace.evaluate({**ctx, "config": bundle_config})
+            if own != namespace:
+                raise ConfigError(
+                    f"the CR's config (configOverrides, or the ConfigMap its "
+                    f"oper8.org/config-defaults annotation names) would move resource "
+                    f"'{internal}' from namespace '{own}' to '{namespace}': a CR cannot "
+                    "choose the namespace of the objects the bundle declares",
+                    pos=res.namespace.pos,
+                )
         meta = obj["metadata"]
         if not meta.get("namespace") and not is_cluster_scoped(obj["apiVersion"], obj["kind"]):
             meta["namespace"] = namespace

@@ -58,7 +58,14 @@ def _run_hook(
     items = [item for res in hook.resources for item in render_resource(res, owner, ctx)]
     checked: dict[str, RenderedObject] = {}
     for item in items:
-        check_declared(item.obj, item.resource, item.internal, ctx, session.namespace)
+        check_declared(
+            item.obj,
+            item.resource,
+            item.internal,
+            ctx,
+            session.namespace,
+            session.controller.config_defaults,
+        )
         obj = checked_against_schema(session, item.obj, item.resource, item.internal)
         checked[item.internal] = RenderedObject(item.internal, obj, item.resource)
     renderer.claim(checked)

@@ -128,7 +128,14 @@ class Renderer:
                         mark_secret(obj)  # a patch may have added values
                         # after patches: neither a template nor a patch may leave the
                         # declaration
-                        check_declared(obj, res, item.internal, ctx, self.session.namespace)
+                        check_declared(
+                            obj,
+                            res,
+                            item.internal,
+                            ctx,
+                            self.session.namespace,
+                            self.session.controller.config_defaults,
+                        )
                         obj = checked_against_schema(self.session, obj, res, item.internal)
                         result.objects[item.internal] = RenderedObject(item.internal, obj, res)
                 except ReconcileError:

@@ -194,6 +194,69 @@ def test_a_declared_namespace_is_where_the_objects_go(tmp_path: Path) -> None:
     ]
 
 
+MONITORING = (
+    "config:\n"
+    "  monitoringNamespace: monitoring\n"
+    "components:\n"
+    "  - name: a\n"
+    "    resources:\n"
+    "      - name: cm\n"
+    '        namespace: "{{ config.monitoringNamespace }}"\n'
+    "        object:\n"
+    "          apiVersion: v1\n"
+    "          kind: ConfigMap\n"
+    "          metadata: {name: x}\n"
+)
+
+
+def test_a_cr_config_override_cannot_choose_a_declared_namespace(tmp_path: Path) -> None:
+    # the namespace comes from config, which the operator sets, but a CR's
+    # configOverrides would move the object to kube-system (found by an outside tester)
+    bundle = write_bundle(tmp_path / "b", MONITORING)
+    tenant = {**demo_cr(), "configOverrides": {"monitoringNamespace": "kube-system"}}
+
+    run = run_offline(bundle, tenant)
+
+    assert run.fatal_error is not None
+    assert "from namespace 'monitoring' to 'kube-system'" in run.fatal_error.message
+    assert not run.cluster.list("v1", "ConfigMap", namespace="kube-system")
+    assert run_offline(bundle, demo_cr()).fatal_error is None  # the bundle's own config
+
+
+@pytest.mark.parametrize(
+    ("namespace", "read"),
+    [
+        ("{{ spec.target }}", "spec"),
+        ("{{ name }}-mon", "name"),
+        ("{{ lookup('v1', 'ConfigMap', 'where').data.ns }}", "lookup"),
+    ],
+)
+def test_a_declared_namespace_reading_what_a_cr_author_chooses_is_a_bundle_error(
+    tmp_path: Path, namespace: str, read: str
+) -> None:
+    bundle = write_bundle(
+        tmp_path / "b", MONITORING.replace("{{ config.monitoringNamespace }}", namespace)
+    )
+
+    with pytest.raises(BundleError) as info:
+        load_bundle(bundle)
+
+    assert f"reads {read}: a CR author would choose the namespace" in str(info.value)
+    assert "operator.yaml:" in str(info.value)
+
+
+def test_a_declared_namespace_may_derive_from_the_crs_own_namespace(tmp_path: Path) -> None:
+    bundle = write_bundle(
+        tmp_path / "b",
+        MONITORING.replace("{{ config.monitoringNamespace }}", "{{ namespace }}-mon"),
+    )
+    run = run_offline(bundle, demo_cr())
+    assert run.fatal_error is None
+    assert [
+        o["metadata"]["namespace"] for o in run.applied.values() if o["kind"] == "ConfigMap"
+    ] == ["default-mon"]
+
+
 @pytest.mark.parametrize(
     ("line", "value", "message"),
     [
