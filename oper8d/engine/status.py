@@ -94,6 +94,7 @@ __all__ = [
     "kstatus_conditions",
     "project_fields",
     "ready_condition",
+    "reconciled_once",
     "reserved_status_keys",
     "set_condition",
     "start_status",
@@ -308,6 +309,11 @@ def reserved_status_keys(kind: str | None) -> frozenset[str]:
 
 def _version_text(version: str | None) -> str:
     return "" if version is None else str(version)
+
+
+def reconciled_once(status: Mapping[str, Any] | None) -> bool:
+    """Whether a CR with this status has finished a rollout (``versions.reconciled``)."""
+    return _reconciled_version(status) is not None
 
 
 def _reconciled_version(status: Mapping[str, Any] | None) -> str | None:

@@ -1,10 +1,11 @@
 """Kubernetes Events on a CR for rollout milestones and errors (``kubectl describe`` shows them).
 
 Used by the manager after each reconcile: an event is recorded only when the CR's Ready or
-Updating condition changed (reason or status), so steady reconciles record nothing. Of a
-CR that has not been Ready yet only failures (Warnings) and its becoming Ready are
-recorded: its first rollout's intermediate steps (Initializing, InProgress) are in its
-status, and a line each in ``kubectl describe`` would cost a request per step and per CR.
+Updating condition changed (reason or status), so steady reconciles record nothing. Until
+a CR's first rollout is done only failures (Warnings) are recorded: its steps
+(Initializing, InProgress, then Ready) are in its status and in ``kubectl get``'s Ready
+column, and an Event per step would cost a request per step and per CR. After it, every
+change is recorded: the CR stops being Ready or is Ready again, an update starts or ends.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from oper8d.clock import Clock, SystemClock, rfc3339
+from oper8d.engine.status import reconciled_once
 from oper8d.errors import ClusterError
 from oper8d.logs import redact
 from oper8d.objects import Obj
@@ -77,7 +79,7 @@ class EventRecorder:
         """An event when Ready or Updating changed between two statuses (see the module
         docstring for the changes of a CR not Ready yet)."""
         old, new = _conditions(old_status), _conditions(new_status)
-        was_ready = (old.get("Ready") or {}).get("status") == "True"
+        first_rollout = not reconciled_once(old_status)
         for type_ in ("Ready", "Updating"):
             before, after = old.get(type_), new.get(type_)
             if after is None:
@@ -87,8 +89,7 @@ class EventRecorder:
                 continue
             reason = after.get("reason") or type_
             warning = reason in ("ConfigError", "Errored", "ClusterError")
-            becomes_ready = type_ == "Ready" and after.get("status") == "True"
-            if not (warning or was_ready or becomes_ready):
+            if first_rollout and not warning:
                 continue
             note = f"{type_} {after.get('status')}: {after.get('message') or reason}"
             self.record(

@@ -341,18 +341,23 @@ def test_a_success_after_failures_resets_the_backoff(spec: ControllerSpec) -> No
     assert rig.queue.num_requeues((NAMESPACE, "demo")) == 0
 
 
-def ready(reason: str, status: str) -> dict[str, Any]:
-    return {"conditions": [{"type": "Ready", "status": status, "reason": reason}]}
+def ready(reason: str, status: str, reconciled: bool = True) -> dict[str, Any]:
+    """A status with this Ready condition, of a CR whose first rollout is done or not."""
+    found: dict[str, Any] = {"conditions": [{"type": "Ready", "status": status, "reason": reason}]}
+    if reconciled:
+        found["versions"] = {"reconciled": "1.0"}
+    return found
 
 
 def test_events_are_recorded_when_a_condition_changes_and_not_on_a_steady_reconcile(
     spec: ControllerSpec,
 ) -> None:
     statuses = [
-        ready("InProgress", "False"),  # the first rollout's progress: in the status only
+        ready("InProgress", "False", reconciled=False),  # the first rollout: status only
         ready("Stable", "True"),
         ready("Stable", "True"),
         ready("InProgress", "False"),  # a Ready CR that stops being Ready
+        ready("Stable", "True"),
     ]
 
     rig = Rig(spec)
@@ -364,11 +369,11 @@ def test_events_are_recorded_when_a_condition_changes_and_not_on_a_steady_reconc
 
     rig.reconciler.script = write_status
     rig.crs.emit("ADDED", rig.create_cr())
-    for _ in range(4):
+    for _ in range(5):
         rig.controller.enqueue_all()
         assert rig.run_ready() == 1
 
-    assert rig.events() == [("Normal", "Stable"), ("Normal", "InProgress")]
+    assert rig.events() == [("Normal", "InProgress"), ("Normal", "Stable")]
 
 
 # -- graceful stop ----------------------------------------------------------------------------

@@ -125,11 +125,9 @@ def test_a_new_cr_is_reconciled_until_ready_with_its_objects_deployed(
     assert deployed is not None and deployed["data"] == {"mode": "normal"}
     assert manager.ready() == (True, "ok")
 
-    def events() -> set[tuple[str, str]]:
-        return {(e["type"], e["reason"]) for e in api.list("events.k8s.io/v1", "Event", NAMESPACE)}
 
-    # recorded right after the status write that made it Ready
-    assert api.wait_until(lambda: ("Normal", "Stable") in events())
+def events(api: MemoryApi) -> set[tuple[str, str]]:
+    return {(e["type"], e["reason"]) for e in api.list("events.k8s.io/v1", "Event", NAMESPACE)}
 
 
 def test_a_first_rollout_reads_no_object_it_creates_from_the_server(
@@ -175,6 +173,8 @@ def test_an_object_of_that_name_it_did_not_create_is_left_alone(
 
     assert api.wait_until(lambda: reason() == "ConfigError")
     assert web(api) == foreign
+    # recorded right after the status write that said so
+    assert api.wait_until(lambda: ("Warning", "ConfigError") in events(api))
 
 
 def test_an_owned_object_changed_by_someone_else_wakes_its_cr_and_is_put_back(
