@@ -85,13 +85,16 @@ def markdown(runs: list[ShardRun]) -> list[str]:
     out = [
         "| replicas | CRs | all Ready | to Ready p50 / p90 (watch) | requests per CR "
         "(operator / apiserver) | operator CPU per CR, rollout | no-op resync CPU per CR "
+        "| CRs per replica | watch events per replica "
         "| RSS per replica, peak (MiB) | takeover after SIGKILL (max) |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in runs:
         server = sum(n for k, n in r.apiserver_requests.items() if not k.endswith("leases"))
         cpu = sum(s.cpu_seconds for s in r.per_replica)
         peaks = " / ".join(_mib(s.peak_rss_kib) for s in r.per_replica)
+        held = " / ".join(str(s.crs) for s in r.per_replica)
+        events = " / ".join(str(sum(s.watch_events.values())) for s in r.per_replica)
         taken = _secs(r.takeover["max"]) if r.takeover else "n/a"
         out.append(
             f"| {r.replicas} | {r.crs} | {_secs(r.all_ready_seconds)} "
@@ -99,7 +102,7 @@ def markdown(runs: list[ShardRun]) -> list[str]:
             f"{r.ready_client.get('p90', math.nan):.1f} s "
             f"| {r.operator_requests / r.crs:.1f} / {server / r.crs:.1f} "
             f"| {_ms(cpu, r.crs)} | {_ms(r.resync_cpu_per_cr * r.crs, r.crs)} "
-            f"| {peaks} | {taken} |"
+            f"| {held} | {events} | {peaks} | {taken} |"
         )
     out.append("")
     for r in runs:
@@ -126,8 +129,8 @@ def _detail(r: ShardRun) -> list[str]:
     for i, s in enumerate(r.per_replica):
         idle = f"; {s.idle_reconciles} reconciles in the idle window" if s.idle_reconciles else ""
         out.append(
-            f"- replica {i}: {s.crs} CRs, {s.buckets} buckets, server-side sharding "
-            f"{'on' if s.server_side else 'off'}; watch events {_counts(s.watch_events)}; "
+            f"- replica {i}: {s.crs} CRs, {s.buckets} buckets, server shards CR lists: "
+            f"{'yes' if s.server_side else 'no'}; watch events {_counts(s.watch_events)}; "
             f"requests {_counts(s.requests)}; {s.reconciles} reconciles; CPU "
             f"{_secs(s.cpu_seconds)}; RSS {_mib(s.rss_kib)} MiB (peak {_mib(s.peak_rss_kib)}); "
             f"resync: {s.resync_reconciles} reconciles, CPU {s.resync_cpu_seconds:.2f} s in "
