@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
@@ -54,7 +55,7 @@ from benchmarks.replicas import Replica, Sample, by_label, operator_argv, total
 from benchmarks.shards_report import ReplicaStats, ShardRun, markdown
 from oper8d.bundle.compile import load_bundle
 from oper8d.cluster.kube import KubeCluster
-from oper8d.envtest import Environment, build
+from oper8d.envtest import BuildError, Environment, StartError, build
 from oper8d.manifests.install import install_crds
 from oper8d.objects import Obj
 from oper8d.runtime.hashing import assign, bucket_of
@@ -152,8 +153,7 @@ def run_benchmark(
         ]
         argv = operator_argv(bundle_dir, env.kubeconfig_path, flags)
         procs = [Replica(f"replica-{i}", argv, Path(tmp) / f"r{i}.log") for i in range(replicas)]
-        mine = lambda met: lambda o: o["metadata"]["name"].startswith(prefix) and met(o)  # noqa: E731
-        milestones = {"reconciled": mine(_reconciled), "ready": mine(_ready)}
+        milestones = {"reconciled": _ours(prefix, _reconciled), "ready": _ours(prefix, _ready)}
         watch = FirstSeen(bench, (API_VERSION, KIND), "", milestones, crs)
         try:
             started = time.monotonic()
@@ -177,6 +177,11 @@ def run_benchmark(
                 p.stop()
     run.load_after = os.getloadavg()
     return run
+
+
+def _ours(prefix: str, met: Callable[[Obj], bool]) -> Callable[[Obj], bool]:
+    """``met``, for this run's CRs only (an environment may hold others)."""
+    return lambda o: o["metadata"]["name"].startswith(prefix) and met(o)
 
 
 def _dealt(procs: list[Replica]) -> bool:
@@ -398,13 +403,17 @@ def main(argv: list[str] | None = None) -> int:
         "timeout": args.timeout,
         "log_level": args.log_level,
     }
-    if args.json:
-        print(json.dumps(asdict(run_fresh(args.crs, counts[0], **options))))
-        return 0
     from benchmarks.run import machine
 
     start, lines = time.monotonic(), [f"- {k}: {v}" for k, v in machine()]
-    runs = [run_fresh(args.crs, r, **options) for r in counts]
+    try:
+        runs = [run_fresh(args.crs, r, **options) for r in counts[: 1 if args.json else None]]
+    except (BuildError, StartError, RuntimeError) as err:
+        print(f"bench_shards: {err}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(asdict(runs[0])))
+        return 0
     after = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     lines.append(f"- load average at the end (1, 5, 15 min): {after}")
     print("\n".join([*lines, "", *markdown(runs)]))
