@@ -40,7 +40,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from benchmarks.bench_cluster import (
     FirstSeen,
@@ -285,38 +285,50 @@ def _measure_resyncs(run: ShardRun, procs: list[Replica], timeout: float) -> Non
         stats.peak_rss_kib = max(stats.peak_rss_kib, p.memory_kib()[1])
 
 
+class _Point(NamedTuple):
+    """One sample of a replica: when, its CPU so far, its reconciles, and its activity
+    (reconciles + work-queue adds: an add shows a resync starting before a reconcile ends)."""
+
+    t: float
+    cpu: float
+    reconciles: float
+    activity: float
+
+
+def _point(p: Replica) -> _Point:
+    cpu = p.cpu_seconds()  # before the counters: nothing of the window is missed
+    samples = p.metrics()
+    reconciles = _reconcile_total(samples)
+    activity = reconciles + total(samples, "oper8d_workqueue_adds_total")
+    return _Point(time.monotonic(), cpu, reconciles, activity)
+
+
 def _resync_of(p: Replica, timeout: float) -> tuple[float, int, float, float, int]:
     """(window seconds, reconciles, CPU seconds, idle CPU seconds, idle reconciles)."""
     deadline = time.monotonic() + timeout
-
-    def sample() -> tuple[float, float, float]:
-        cpu = p.cpu_seconds()  # before the count: no reconcile of the window missed
-        return time.monotonic(), cpu, _reconcile_total(p.metrics())
-
-    base = sample()
-    while (now := sample())[2] == base[2]:  # until the resync's first reconcile ends
+    base = _point(p)
+    while (now := _point(p)).activity == base.activity:  # until the resync starts
         base = now
-        if now[0] > deadline:
+        if now.t > deadline:
             raise TimeoutError(f"no resync of {p.name} within {timeout:.0f}s")
         time.sleep(POLL)
     last_change = now
-    while now[0] - last_change[0] < 1.0:  # until a quiet second
+    while now.t - last_change.t < 1.0:  # until a quiet second
         time.sleep(POLL)
-        now = sample()
-        if now[2] != last_change[2]:
+        now = _point(p)
+        if now.activity != last_change.activity:
             last_change = now
-    window = now[0] - base[0]
-    idle_start = sample()
-    end = idle_start
-    while end[0] - idle_start[0] < window:
+    window = now.t - base.t
+    idle_start = end = _point(p)
+    while end.t - idle_start.t < window:
         time.sleep(POLL)
-        end = sample()
+        end = _point(p)
     return (
         window,
-        int(now[2] - base[2]),
-        now[1] - base[1],
-        end[1] - idle_start[1],
-        int(end[2] - idle_start[2]),
+        int(now.reconciles - base.reconciles),
+        now.cpu - base.cpu,
+        end.cpu - idle_start.cpu,
+        int(end.activity - idle_start.activity),
     )
 
 

@@ -32,6 +32,7 @@ class ReplicaStats:
     resync_reconciles: int = 0
     resync_cpu_seconds: float = 0.0
     idle_cpu_seconds: float = 0.0
+    #: reconciles and work-queue adds during the idle window (0 unless something woke it)
     idle_reconciles: int = 0
 
 
@@ -127,7 +128,8 @@ def _detail(r: ShardRun) -> list[str]:
         f"{_counts(r.apiserver_requests, r.crs)}",
     ]
     for i, s in enumerate(r.per_replica):
-        idle = f"; {s.idle_reconciles} reconciles in the idle window" if s.idle_reconciles else ""
+        woken = s.idle_reconciles
+        idle = f"; {woken} reconciles or queue adds in the idle window" if woken else ""
         out.append(
             f"- replica {i}: {s.crs} CRs, {s.buckets} buckets, server shards CR lists: "
             f"{'yes' if s.server_side else 'no'}; watch events {_counts(s.watch_events)}; "
