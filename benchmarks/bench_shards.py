@@ -130,7 +130,8 @@ def run_benchmark(
     timeout: float = 600.0,
     log_level: str = "INFO",
 ) -> ShardRun:
-    """Measure ``crs`` CRs over ``replicas`` sharded processes on a started 1.36 ``env``."""
+    """Measure ``crs`` CRs over ``replicas`` sharded processes on a started 1.36 ``env``
+    (one holding no other Settings: the replicas would count them as theirs too)."""
     run = ShardRun(crs=crs, replicas=replicas, workers=workers, lease=lease)
     run.resync_period, run.load_before = resync_period, os.getloadavg()
     prefix = f"s{uuid.uuid4().hex[:6]}"  # CR names are unique across runs and namespaces
@@ -155,6 +156,7 @@ def run_benchmark(
         procs = [Replica(f"replica-{i}", argv, Path(tmp) / f"r{i}.log") for i in range(replicas)]
         milestones = {"reconciled": _ours(prefix, _reconciled), "ready": _ours(prefix, _ready)}
         watch = FirstSeen(bench, (API_VERSION, KIND), "", milestones, crs)
+        watch.start()
         try:
             started = time.monotonic()
             for p in procs:
@@ -163,7 +165,6 @@ def run_benchmark(
                 p.wait_ready(timeout)
             _wait_until("the replicas to share the buckets", lambda: _dealt(procs), timeout, POLL)
             run.replicas_ready_seconds = time.monotonic() - started
-            watch.start()
             _rollout(run, env, bench, watch, procs, names, where, timeout)
             _measure_resyncs(run, procs, timeout)
             if replicas >= 2:
