@@ -143,6 +143,16 @@ def _default(name: str) -> Any:
     help="host:port of /healthz and /readyz ('0' to turn them off).",
 )
 @click.option(
+    "--resync-period",
+    default=_default("resync_period"),
+    show_default=True,
+    type=click.FloatRange(min=0),
+    metavar="SECONDS",
+    help="Every this many seconds, every cached CR and owned object is handed to the "
+    "controllers again, as controller-runtime's SyncPeriod (a CR whose inputs did not change "
+    "is skipped at little cost); 0 turns it off.",
+)
+@click.option(
     "--max-concurrent-reconciles",
     default=_default("max_concurrent_reconciles"),
     show_default=True,
@@ -186,6 +196,7 @@ def run(
     shard_group: str | None,
     metrics_bind_address: str,
     health_probe_bind_address: str,
+    resync_period: float,
     max_concurrent_reconciles: int,
     replace_on_invalid: bool,
     install_crds: bool,
@@ -222,6 +233,7 @@ def run(
             shard_group=shard_group,
             metrics_bind_address=_endpoint(metrics_bind_address),
             health_probe_bind_address=_endpoint(health_probe_bind_address),
+            resync_period=resync_period or None,
         )
         b = load_bundle_or_exit(bundle)
         from oper8d.cli.schemas import schemas_for

@@ -41,6 +41,9 @@ the ShardedListAndWatch gate) and filters every listed object and event on its s
 well, so the store is the same whether or not the server honoured the selector.
 ``set_shard`` changes the slice: the watch is closed and the kind listed again, and the
 diff tells handlers what entered (ADDED) and what left (DELETED).
+
+``on_watch_event(kind, type)`` is told of every event a watch delivers, before the shard
+filter (the manager counts them in ``oper8d_watch_events_total``: what the server sent).
 """
 
 from __future__ import annotations
@@ -118,6 +121,8 @@ class Informer:
     ``metadata_only``: list and watch metadata alone and keep each object's name, namespace,
     uid and resourceVersion (``names_only``; ``transform`` is not used): an informer that
     answers "is there an object of this name?" for ``runtime.cache``, not a reader's copy.
+    ``on_watch_event`` is called on the reader thread with (kind, event type) for every
+    event a watch delivers, even one outside the shard (None: not told).
     """
 
     def __init__(
@@ -139,6 +144,7 @@ class Informer:
         transform: Callable[[Obj], Obj] | None = drop_unread,
         page_size: int = PAGE_SIZE,
         metadata_only: bool = False,
+        on_watch_event: Callable[[str, str], None] | None = None,
     ):
         if resync_period is not None and not resync_period > 0:
             raise ValueError(f"resync_period must be > 0 seconds or None, got {resync_period!r}")
@@ -164,6 +170,7 @@ class Informer:
         if metadata_only:
             self._transform = partial(names_only, api_version=api_version, kind=kind)
         self._page_size = page_size
+        self._on_watch_event = on_watch_event
 
         self._lock = threading.Lock()
         self._store = ObjectStore()  # what reads see (includes observed writes)
@@ -409,6 +416,8 @@ class Informer:
                 if self._relist:
                     return
                 kind, obj = event.get("type"), event.get("object") or {}
+                if self._on_watch_event is not None:
+                    self._on_watch_event(self.kind, str(kind))
                 if kind in ("ADDED", "MODIFIED", "DELETED"):
                     if self._in_shard(obj):
                         kept = share_strings(self._transform(obj), keys=True)

@@ -180,6 +180,7 @@ class Manager:
                 # leaveToOthers reads managedFields to see who owns a field (engine.leave)
                 transform=None if _leaves_fields(self.bundle) else drop_unread,
                 metadata_only=metadata_only,
+                on_watch_event=self.metrics.watch_event,
             )
             if shard is not None:
                 self._sharded.append(inf)

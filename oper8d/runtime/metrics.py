@@ -13,6 +13,9 @@ Exposed families:
 - ``oper8d_workqueue_depth{name}``, ``oper8d_workqueue_adds_total{name}``,
   ``oper8d_workqueue_queue_duration_seconds{name}`` (histogram: time from add to a worker)
 - ``oper8d_api_requests_total{verb,code}``
+- ``oper8d_watch_events_total{kind,type}``: events the informers' watches received, before
+  any filtering on our side (type ADDED, MODIFIED, DELETED, BOOKMARK, ...): what the API
+  server sent this replica
 - ``oper8d_leader`` (1 while this process leads)
 - with sharding: ``oper8d_shard_members`` (live replicas seen), ``oper8d_shard_buckets``
   (hash buckets this replica works on), ``oper8d_shard_member{identity}`` (1 per live
@@ -117,6 +120,13 @@ class Metrics:
             ["verb", "code"],
             registry=self.registry,
         )
+        self.watch_events = Counter(
+            "oper8d_watch_events_total",
+            "Watch events the informers received from the API server, by kind and event type "
+            "(counted before any filtering on our side).",
+            ["kind", "type"],
+            registry=self.registry,
+        )
         self.leader = Gauge(
             "oper8d_leader",
             "1 while this process holds the leader lease, else 0.",
@@ -183,6 +193,10 @@ class Metrics:
     def api_request(self, verb: str, code: str | int) -> None:
         """Count one API request (``verb`` like get/list/watch/patch, ``code`` like 200)."""
         self.api_requests.labels(verb=verb, code=str(code)).inc()
+
+    def watch_event(self, kind: str, event_type: str) -> None:
+        """Count one watch event of ``kind`` received (``event_type`` like ADDED)."""
+        self.watch_events.labels(kind=kind, type=event_type).inc()
 
     def set_leader(self, leading: bool) -> None:
         """Record whether this process is the leader now."""

@@ -229,6 +229,17 @@ def test_flags_given_override_the_managers_defaults(
     assert options.namespaces == ("a", "b")
 
 
+def test_the_resync_period_is_set_in_seconds_and_0_turns_it_off(
+    manager_options: list[ManagerOptions],
+) -> None:
+    assert run(WEBAPP, "--resync-period", "45").exit_code == 0
+    assert run(WEBAPP, "--resync-period", "0").exit_code == 0
+    assert [o.resync_period for o in manager_options] == [45.0, None]
+    refused = run(WEBAPP, "--resync-period", "-1")
+    assert refused.exit_code == 2
+    assert "--resync-period" in refused.stderr
+
+
 def test_the_help_shows_the_managers_defaults() -> None:
     defaults = ManagerOptions()
     text = " ".join(CliRunner().invoke(main, ["run", "--help"]).output.split())
