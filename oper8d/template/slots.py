@@ -27,14 +27,15 @@ Structure that a template means to print comes from trusted filters, whose outpu
 :class:`YamlText` and printed as is: ``to_yaml``, ``to_json`` (the data serialised, so a
 value can never leave its own subtree), ``quote``/``squote``, and ``indent``/``nindent``
 of those. Macro bodies, ``{% set %}`` blocks and ``caller()`` are template text and print
-as they render (their own values are tokens already). ``| safe`` is not available.
+as they render (their own values are tokens already). ``| safe`` is not available. What
+every filter does with such text (another filter sees the values) is ``textfilters``.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import yaml
@@ -48,15 +49,6 @@ from oper8d.template.values import copy_result
 
 #: the context variable holding the render's Slots
 SLOTS_VAR = "__oper8d_slots__"
-
-#: filters whose output is structure the template means to print
-STRUCTURE_FILTERS = ("to_yaml", "toYaml", "to_json", "toJson", "quote", "squote")
-#: Jinja's HTML filters: they return Markup (escaped for HTML, not YAML), so in text
-#: templates their result is a plain value like any other
-MARKUP_FILTERS = ("e", "escape", "forceescape", "urlize", "xmlattr")
-#: filters that keep their input's trust (indenting structure keeps it structure)
-PRESERVING_FILTERS = ("indent", "nindent")
-
 
 #: values that land as themselves; anything else lands as the text Jinja would print
 _DATA_TYPES = (str, int, float, bool, type(None), dict, list)
@@ -137,101 +129,11 @@ def _strings(parts: Iterable[Any], depth: int = 0) -> Iterable[str]:
             yield from _strings(part.values(), depth + 1)
 
 
-def _materialized(value: Any) -> Any:
-    """An iterator argument (``map``'s or ``select``'s output) as a list, so its items can be
-    checked and still be used."""
-    if isinstance(value, Iterator):
-        return list(value)
-    return value
-
-
-def _guarded(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Any other filter: a value may not meet printed structure inside it either (``join``
-    with a macro's output as separator, ``m() | format(v)``, ``to_yaml | replace('x', v)``:
-    Markup escapes the value for HTML and the result would print raw). Checked when the
-    result is Markup; a filter that picks an item (``first``) or makes plain text is free."""
-    passes = hasattr(function, "jinja_pass_arg")
-
-    def guarded(*args: Any, **kwargs: Any) -> Any:
-        first, rest = (args[:1], args[1:]) if passes else ((), args)
-        rest = tuple(_materialized(a) for a in rest)
-        result = function(*first, *rest, **kwargs)
-        if isinstance(result, Markup):
-            check_joined((*rest, *kwargs.values()))
-        return result
-
-    guarded.__name__ = getattr(function, "__name__", "filter")
-    if passes:
-        guarded.jinja_pass_arg = function.jinja_pass_arg  # type: ignore[attr-defined]
-    return guarded
-
-
 def guarded_markup_join(seq: Iterable[Any]) -> Any:
     """Jinja's ``~`` in text templates (``markup_join``), with :func:`check_joined`."""
     items = list(seq)
     check_joined(items)
     return markup_join(items)
-
-
-def trusted_filters(filters: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
-    """``filters`` for text templates: structure filters return :class:`YamlText`,
-    ``indent``/``nindent`` keep it, ``safe`` is removed (it would print a value raw), and
-    every other filter refuses to combine printed structure with a value (``check_joined``)."""
-    out = dict(filters)
-    for name in STRUCTURE_FILTERS:
-        if name in out:
-            out[name] = _marking(out[name])
-    for name in PRESERVING_FILTERS:
-        if name in out:
-            out[name] = _preserving(out[name])
-    for name in MARKUP_FILTERS:
-        if name in out:
-            out[name] = _plain(out[name])
-    out.pop("safe", None)
-    special = {*STRUCTURE_FILTERS, *PRESERVING_FILTERS, *MARKUP_FILTERS}
-    for name in out.keys() - special:
-        out[name] = _guarded(out[name])
-    return out
-
-
-def _plain(function: Callable[..., Any]) -> Callable[..., Any]:
-    """An HTML filter whose Markup result would print raw: its text becomes a value."""
-
-    def plain(value: Any, *args: Any, **kwargs: Any) -> str:
-        return str.__str__(function(value, *args, **kwargs))
-
-    plain.__name__ = getattr(function, "__name__", "filter")
-    if hasattr(function, "jinja_pass_arg"):  # urlize, xmlattr take Jinja's eval context
-        plain.jinja_pass_arg = function.jinja_pass_arg  # type: ignore[attr-defined]
-    return plain
-
-
-def _marking(function: Callable[..., Any]) -> Callable[..., Any]:
-    def trusted(value: Any, *args: Any, **kwargs: Any) -> YamlText:
-        return YamlText(function(value, *args, **kwargs))
-
-    trusted.__name__ = getattr(function, "__name__", "filter")
-    return trusted
-
-
-def _preserving(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``indent``/``nindent``: of trusted text, trusted text; of a value, the newline and
-    padding in front stay layout (``conf: |{{ x | nindent(4) }}``) and the rest is a value."""
-
-    @pass_context
-    def keeping(context: Context, value: Any, *args: Any, **kwargs: Any) -> Any:
-        result = function(value, *args, **kwargs)
-        if isinstance(value, Markup):
-            return YamlText(result)
-        slots = context.get(SLOTS_VAR)
-        if not isinstance(slots, Slots):
-            return result
-        text = str(result)
-        rest = text.lstrip("\n ")
-        return YamlText(text[: len(text) - len(rest)] + slots.token(rest))
-
-    keeping.__name__ = getattr(function, "__name__", "filter")
-    return keeping
 
 
 def fill_text(text: str, slots: Slots) -> str:

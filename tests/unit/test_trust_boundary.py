@@ -333,7 +333,7 @@ def test_a_value_is_typed_as_helm_types_it_without_base_60(value: str, lands_as:
     "line",
     [
         "          value: {{ v | to_yaml }}",  # a block scalar's lines at column 2
-        "          value: {% set b %}{{ v | to_yaml }}{% endset %}{{ b | upper }}",
+        "          value: {% set b %}{{ v | to_yaml }}{% endset %}{{ b | trim }}",
         "          value: {{ m() }}",  # a macro printing the value's structure
     ],
 )
