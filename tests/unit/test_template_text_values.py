@@ -67,6 +67,17 @@ def test_what_a_filter_makes_of_a_cr_value_is_one_scalar(line: str) -> None:
     assert "hostnetwork: true\n---\napiversion" in obj["k"].lower()
 
 
+def test_a_filter_block_cannot_carry_printed_structure_out_of_its_place() -> None:
+    # upper() of the block once hid the mark that checks where printed structure lands
+    source = (
+        "spec:\n  containers:\n    - name: w\n      env:\n        - name: NOTE\n"
+        "          value: {% filter upper %}{{ v | to_yaml }}{% endfilter %}\n"
+    )
+    (obj,) = render(source, v="hostNetwork: true\nhostPID: true")
+    assert list(obj["spec"]) == ["containers"]
+    assert "HOSTNETWORK: TRUE" in obj["spec"]["containers"][0]["env"][0]["value"]
+
+
 def test_a_set_block_printed_as_structure_stays_structure() -> None:
     source = (
         "{% set labels %}\na: {{ a }}\nb: x\n{% endset %}"
