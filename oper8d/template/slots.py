@@ -306,7 +306,7 @@ class SlotLoader(KubernetesLoader):
         null). Where Kubernetes wants a string, a number or boolean is made its text again
         (``engine.kubecheck``), so the CR's string arrives unchanged."""
         if not isinstance(value, str):
-            return copy_result(value)
+            return _json_data(copy_result(value))
         tag = self.resolve(yaml.ScalarNode, value, (True, False))
         if tag not in _TYPED_TAGS or "\n" in value:
             return value
@@ -350,6 +350,31 @@ SlotLoader.add_constructor(_KEY_TAG, SlotLoader.construct_key)
 
 #: the tags a printed string may take (``_typed``): never null, never a timestamp
 _TYPED_TAGS = frozenset(f"tag:yaml.org,2002:{tag}" for tag in ("int", "float", "bool"))
+
+
+def _json_data(value: Any) -> Any:
+    """A printed list or mapping (a copy) with its number and boolean keys as their text,
+    as the template's own keys are (a CR's keys are strings already: JSON)."""
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            value[index] = _json_data(item)
+    elif isinstance(value, dict):
+        keys = {key if type(key) is str else _value_key(key) for key in value}
+        if len(keys) != len(value):
+            raise TypeError("a printed mapping holds a key twice once its keys are text")
+        return {
+            (key if type(key) is str else _value_key(key)): _json_data(item)
+            for key, item in value.items()
+        }
+    return value
+
+
+def _value_key(key: Any) -> str:
+    if isinstance(key, bool | int):
+        return _json_text(key) or str(key)
+    raise TypeError(
+        f"a printed mapping has the key {key!r}: a Kubernetes object's keys are strings"
+    )
 
 
 def _json_text(value: Any) -> str | None:

@@ -173,3 +173,9 @@ def render_offline(bundle: Path, cr: dict[str, Any]) -> list[dict[str, Any]]:
     run = run_offline(bundle, cr)
     assert run.fatal_error is None, run.fatal_error.message
     return [obj for obj in run.applied.values() if obj["kind"] == "ConfigMap"]
+
+
+def test_a_printed_mappings_number_keys_are_their_text_too() -> None:
+    assert render("data: {{ {1: 'a', false: 'b'} }}\n") == [{"data": {"1": "a", "false": "b"}}]
+    with pytest.raises(ConfigError, match="holds a key twice once its keys are text"):
+        render("data: {{ {1: 'a', '1': 'b'} }}\n")
