@@ -13,7 +13,7 @@ text template of several documents). Bundle patches apply next, then TemporaryPa
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,7 @@ from oper8d.limits import LimitExceeded
 from oper8d.logs import mark_secret
 from oper8d.objects import Obj
 from oper8d.template import Expr
+from oper8d.template.filters import MissingRequiredValue
 
 __all__ = [
     "RenderedComponent",
@@ -115,6 +116,7 @@ class Renderer:
         """Every object of every instance of ``comp``, patched (no writes). A disabled
         component renders nothing and says so."""
         base = self.session.context(component=comp.name)
+        base["live"] = _not_own(base["live"], comp.name)
         if comp.enabled is not None and not comp.enabled.evaluate(base):
             return RenderedComponent(disabled=True)
         result = RenderedComponent()
@@ -265,6 +267,29 @@ def checked_against_schema(session: Session, obj: Obj, res: ResourceSpec, intern
     if session.schemas is None:
         return obj
     return check_schema(obj, res, internal, session.schemas, session.kind_warnings)
+
+
+class OwnComponentRead(MissingRequiredValue):
+    """A template read its own component's object with ``live()``: a ``ConfigError`` that
+    the template engine re-raises at the template's line (like ``require``'s)."""
+
+
+def _not_own(live: Callable[..., Obj | None], component: str) -> Callable[..., Obj | None]:
+    """``live`` refusing the objects of ``component``, the one rendering: they are applied
+    after all of them render, so reading one here would always give none."""
+
+    def checked(ref: Any) -> Obj | None:
+        if isinstance(ref, str) and ref.partition(".")[0] == component:
+            raise OwnComponentRead(
+                f"live({ref!r}) reads an object of component '{component}', the component "
+                "this template renders: its objects are applied only after all of them "
+                "render, so there is nothing to read yet (live() would give none at every "
+                f"reconcile); read it from a component that depends on '{component}', or in "
+                "its readyWhen"
+            )
+        return live(ref)
+
+    return checked
 
 
 Identity = tuple[str, str, str | None, str]

@@ -47,7 +47,8 @@ from oper8d.template.failures import compile_problem, syntax_problem
 from oper8d.template.filters import template_filters
 from oper8d.template.names import truncate_name
 from oper8d.template.sandbox import Budget, LimitedSandbox, guard_loops
-from oper8d.template.slots import finalize, guarded_markup_join, new_nonce, trusted_filters
+from oper8d.template.slots import finalize, guarded_markup_join, new_nonce
+from oper8d.template.textfilters import text_code_generator, trusted_filters
 from oper8d.template.tree import Path, TreeTemplate, is_templated
 
 _T = TypeVar("_T")
@@ -102,6 +103,7 @@ class TemplateEngine:
         # text (macros, set blocks, trusted filters), everything else is a value
         text_env = env.overlay(autoescape=True, finalize=finalize)
         text_env.filters = trusted_filters(env.filters)
+        text_env.code_generator_class = text_code_generator(env.code_generator_class)
         self._text_env = text_env
         self._nonce = new_nonce()
         # source -> (native, live() references, template) of what compiled without error;

@@ -27,14 +27,16 @@ Structure that a template means to print comes from trusted filters, whose outpu
 :class:`YamlText` and printed as is: ``to_yaml``, ``to_json`` (the data serialised, so a
 value can never leave its own subtree), ``quote``/``squote``, and ``indent``/``nindent``
 of those. Macro bodies, ``{% set %}`` blocks and ``caller()`` are template text and print
-as they render (their own values are tokens already). ``| safe`` is not available.
+as they render (their own values are tokens already). ``| safe`` is not available. What
+every filter does with such text (another filter sees the values) is ``textfilters``.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import secrets
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import yaml
@@ -48,15 +50,6 @@ from oper8d.template.values import copy_result
 
 #: the context variable holding the render's Slots
 SLOTS_VAR = "__oper8d_slots__"
-
-#: filters whose output is structure the template means to print
-STRUCTURE_FILTERS = ("to_yaml", "toYaml", "to_json", "toJson", "quote", "squote")
-#: Jinja's HTML filters: they return Markup (escaped for HTML, not YAML), so in text
-#: templates their result is a plain value like any other
-MARKUP_FILTERS = ("e", "escape", "forceescape", "urlize", "xmlattr")
-#: filters that keep their input's trust (indenting structure keeps it structure)
-PRESERVING_FILTERS = ("indent", "nindent")
-
 
 #: values that land as themselves; anything else lands as the text Jinja would print
 _DATA_TYPES = (str, int, float, bool, type(None), dict, list)
@@ -137,101 +130,11 @@ def _strings(parts: Iterable[Any], depth: int = 0) -> Iterable[str]:
             yield from _strings(part.values(), depth + 1)
 
 
-def _materialized(value: Any) -> Any:
-    """An iterator argument (``map``'s or ``select``'s output) as a list, so its items can be
-    checked and still be used."""
-    if isinstance(value, Iterator):
-        return list(value)
-    return value
-
-
-def _guarded(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Any other filter: a value may not meet printed structure inside it either (``join``
-    with a macro's output as separator, ``m() | format(v)``, ``to_yaml | replace('x', v)``:
-    Markup escapes the value for HTML and the result would print raw). Checked when the
-    result is Markup; a filter that picks an item (``first``) or makes plain text is free."""
-    passes = hasattr(function, "jinja_pass_arg")
-
-    def guarded(*args: Any, **kwargs: Any) -> Any:
-        first, rest = (args[:1], args[1:]) if passes else ((), args)
-        rest = tuple(_materialized(a) for a in rest)
-        result = function(*first, *rest, **kwargs)
-        if isinstance(result, Markup):
-            check_joined((*rest, *kwargs.values()))
-        return result
-
-    guarded.__name__ = getattr(function, "__name__", "filter")
-    if passes:
-        guarded.jinja_pass_arg = function.jinja_pass_arg  # type: ignore[attr-defined]
-    return guarded
-
-
 def guarded_markup_join(seq: Iterable[Any]) -> Any:
     """Jinja's ``~`` in text templates (``markup_join``), with :func:`check_joined`."""
     items = list(seq)
     check_joined(items)
     return markup_join(items)
-
-
-def trusted_filters(filters: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
-    """``filters`` for text templates: structure filters return :class:`YamlText`,
-    ``indent``/``nindent`` keep it, ``safe`` is removed (it would print a value raw), and
-    every other filter refuses to combine printed structure with a value (``check_joined``)."""
-    out = dict(filters)
-    for name in STRUCTURE_FILTERS:
-        if name in out:
-            out[name] = _marking(out[name])
-    for name in PRESERVING_FILTERS:
-        if name in out:
-            out[name] = _preserving(out[name])
-    for name in MARKUP_FILTERS:
-        if name in out:
-            out[name] = _plain(out[name])
-    out.pop("safe", None)
-    special = {*STRUCTURE_FILTERS, *PRESERVING_FILTERS, *MARKUP_FILTERS}
-    for name in out.keys() - special:
-        out[name] = _guarded(out[name])
-    return out
-
-
-def _plain(function: Callable[..., Any]) -> Callable[..., Any]:
-    """An HTML filter whose Markup result would print raw: its text becomes a value."""
-
-    def plain(value: Any, *args: Any, **kwargs: Any) -> str:
-        return str.__str__(function(value, *args, **kwargs))
-
-    plain.__name__ = getattr(function, "__name__", "filter")
-    if hasattr(function, "jinja_pass_arg"):  # urlize, xmlattr take Jinja's eval context
-        plain.jinja_pass_arg = function.jinja_pass_arg  # type: ignore[attr-defined]
-    return plain
-
-
-def _marking(function: Callable[..., Any]) -> Callable[..., Any]:
-    def trusted(value: Any, *args: Any, **kwargs: Any) -> YamlText:
-        return YamlText(function(value, *args, **kwargs))
-
-    trusted.__name__ = getattr(function, "__name__", "filter")
-    return trusted
-
-
-def _preserving(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``indent``/``nindent``: of trusted text, trusted text; of a value, the newline and
-    padding in front stay layout (``conf: |{{ x | nindent(4) }}``) and the rest is a value."""
-
-    @pass_context
-    def keeping(context: Context, value: Any, *args: Any, **kwargs: Any) -> Any:
-        result = function(value, *args, **kwargs)
-        if isinstance(value, Markup):
-            return YamlText(result)
-        slots = context.get(SLOTS_VAR)
-        if not isinstance(slots, Slots):
-            return result
-        text = str(result)
-        rest = text.lstrip("\n ")
-        return YamlText(text[: len(text) - len(rest)] + slots.token(rest))
-
-    keeping.__name__ = getattr(function, "__name__", "filter")
-    return keeping
 
 
 def fill_text(text: str, slots: Slots) -> str:
@@ -254,35 +157,63 @@ _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
 
+_KEY_TAG = "tag:oper8d,2024:key"  # a mapping key holding tokens: filled, never typed
+
+
 class KubernetesLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """The safe loader without YAML 1.1 timestamps: ``2024-01-01`` stays a string, as
-    Kubernetes (JSON) and Helm see it, instead of becoming a ``datetime``. Duplicate keys
-    in a mapping are an error, as the API server's strict field validation has it."""
+    """The safe loader read the way ``kubectl apply`` reads YAML (sigs.k8s.io/yaml, which
+    is go-yaml v2's YAML 1.1 and then JSON):
 
-    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-        mapping = super().construct_mapping(node, deep=deep)
-        if len(mapping) != len(node.value):
-            self._check_duplicates(node)
-        return mapping  # type: ignore[no-any-return]
+    - no YAML 1.1 timestamps: ``2024-01-01`` stays a string (go-yaml keeps it one too);
+    - go-yaml's numbers beside PyYAML's: ``0o17`` is an octal integer, ``1e3`` and ``08``
+      floats; base-60 forms (``12:30``) stay strings. Unlike go-yaml, ``y`` and ``n`` stay
+      strings (a key ``y:`` becoming ``"true"`` is a known kubectl trap, kubernetes#34146;
+      where a boolean is wanted, the schema check says so offline);
+    - keys are JSON's strings: an integer or boolean key becomes its text (``1: a`` is
+      ``"1"``), as sigs.k8s.io/yaml converts it; a null or float key is an error;
+    - duplicate keys (after that conversion) are an error, as the API server's strict
+      field validation has it."""
 
-    def _check_duplicates(self, node: Any) -> None:
-        seen: set[Any] = set()
-        for key_node, _value in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                return  # ``<<`` merges overwrite keys on purpose
-            key = self.construct_object(key_node, deep=True)
-            try:
-                duplicate = key in seen
-                seen.add(key)
-            except TypeError:
-                return  # an unhashable key: the constructor reports it
-            if duplicate:
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[str, Any]:
+        if not isinstance(node, yaml.MappingNode):
+            return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+        merges = any(key.tag == _MERGE_TAG for key, _value in node.value)
+        if merges:
+            self.flatten_mapping(node)  # merged keys first: the mapping's own ones win
+        mapping: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if type(key) is not str:
+                key = _json_key(key, key_node)
+            if key in mapping and not merges:
                 raise yaml.constructor.ConstructorError(
                     "while constructing a mapping",
                     node.start_mark,
                     f"found the key {key!r} twice",
                     key_node.start_mark,
                 )
+            mapping[key] = self.construct_object(value_node, deep=deep)
+        return mapping
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _json_key(key: Any, node: Any) -> str:
+    """An integer or boolean key as sigs.k8s.io/yaml writes it to JSON: its text."""
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, int):
+        return str(key)
+    if isinstance(key, str):
+        return str(key)
+    what = "null" if key is None else f"a {type(key).__name__}"
+    raise yaml.constructor.ConstructorError(
+        None,
+        None,
+        f"the key {key!r} is {what}: a Kubernetes object's keys are strings; quote the key",
+        node.start_mark,
+    )
 
 
 def _not_json(loader: KubernetesLoader, node: Any) -> Any:
@@ -321,6 +252,15 @@ KubernetesLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
     for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
 }
+# go-yaml v2's scalars that PyYAML reads as strings; checked after PyYAML's own resolvers
+KubernetesLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:int", re.compile(r"^[-+]?0[oO][0-7_]+$"), list("-+0")
+)
+KubernetesLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:\.[0-9][0-9_]*|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9_]+)?$"),
+    list("-+.0123456789"),
+)
 
 
 class SlotLoader(KubernetesLoader):
@@ -337,6 +277,18 @@ class SlotLoader(KubernetesLoader):
             return value
         return self._filled(node, value)
 
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+        for key_node, _value in node.value:  # a key holding a value is its text, untyped
+            if key_node.tag == _STR_TAG and self._slots.nonce in key_node.value:
+                key_node.tag = _KEY_TAG
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_key(self, node: Any) -> str:
+        value = self.construct_scalar(node)
+        if node.style in ("|", ">"):
+            return self._block(node)
+        return fill_text(value, self._slots)
+
     def _filled(self, node: Any, value: str) -> Any:
         style = node.style
         if style in ("|", ">"):
@@ -347,21 +299,22 @@ class SlotLoader(KubernetesLoader):
         return fill_text(value, self._slots)
 
     def _typed(self, value: Any) -> Any:
-        """A whole plain scalar: the value, typed as YAML would type its one-line text."""
+        """A whole plain scalar: the value; a string that is a number's or a boolean's own
+        text (``3``, ``1.5``, ``true``) is that number or boolean, as Helm output would be,
+        and any other string stays exactly itself: ``01234``, ``0x1F``, ``1_000``, ``yes``,
+        ``~`` or ``null`` are not read as YAML 1.1 would read them (668, 31, 1000, true,
+        null). Where Kubernetes wants a string, a number or boolean is made its text again
+        (``engine.kubecheck``), so the CR's string arrives unchanged."""
         if not isinstance(value, str):
-            return copy_result(value)
-        if "\n" in value or value != value.strip() or not value:
-            return value
+            return _json_data(copy_result(value))
         tag = self.resolve(yaml.ScalarNode, value, (True, False))
-        if tag in (_STR_TAG, _TIMESTAMP_TAG):
-            return value
-        construct = self.yaml_constructors.get(tag)
-        if construct is None:  # "<<" (merge) and "=" (value) name tags, not scalars
+        if tag not in _TYPED_TAGS or "\n" in value:
             return value
         try:
-            return construct(self, yaml.ScalarNode(tag, value))
+            typed = self.yaml_constructors[tag](self, yaml.ScalarNode(tag, value))
         except (ValueError, yaml.YAMLError):
             return value
+        return typed if _json_text(typed) == value else value
 
     def _block(self, node: Any) -> str:
         """A block scalar holding tokens: its text with the values put back, read again alone."""
@@ -393,3 +346,43 @@ class SlotLoader(KubernetesLoader):
 
 
 SlotLoader.add_constructor(_STR_TAG, SlotLoader.construct_yaml_str)
+SlotLoader.add_constructor(_KEY_TAG, SlotLoader.construct_key)
+
+#: the tags a printed string may take (``_typed``): never null, never a timestamp
+_TYPED_TAGS = frozenset(f"tag:yaml.org,2002:{tag}" for tag in ("int", "float", "bool"))
+
+
+def _json_data(value: Any) -> Any:
+    """A printed list or mapping (a copy) with its number and boolean keys as their text,
+    as the template's own keys are (a CR's keys are strings already: JSON)."""
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            value[index] = _json_data(item)
+    elif isinstance(value, dict):
+        keys = {key if type(key) is str else _value_key(key) for key in value}
+        if len(keys) != len(value):
+            raise TypeError("a printed mapping holds a key twice once its keys are text")
+        return {
+            (key if type(key) is str else _value_key(key)): _json_data(item)
+            for key, item in value.items()
+        }
+    return value
+
+
+def _value_key(key: Any) -> str:
+    if isinstance(key, bool | int):
+        return _json_text(key) or str(key)
+    raise TypeError(
+        f"a printed mapping has the key {key!r}: a Kubernetes object's keys are strings"
+    )
+
+
+def _json_text(value: Any) -> str | None:
+    """The text JSON writes for a number or boolean (None for infinities and NaN)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
+    return None

@@ -381,11 +381,19 @@ def test_a_type_error_from_a_cr_value_names_no_internal_class() -> None:
 
 @pytest.mark.parametrize(
     ("value", "lands_as"),
-    [("12:30:00", "12:30:00"), ("190:20:30.15", "190:20:30.15"), ("0x1F", 31), ("3", 3)],
+    [
+        ("12:30:00", "12:30:00"),
+        ("190:20:30.15", "190:20:30.15"),
+        ("0x1F", "0x1F"),
+        ("3", 3),
+        ("true", True),
+    ],
 )
-def test_a_value_is_typed_as_helm_types_it_without_base_60(value: str, lands_as: object) -> None:
-    """A one-line string is typed like a plain YAML scalar (Helm parity), but YAML 1.1's
-    base-60 numbers, which Helm's YAML library does not read, stay strings."""
+def test_a_value_is_typed_only_when_it_is_the_text_of_a_number(
+    value: str, lands_as: object
+) -> None:
+    """A string that is a number's or boolean's own text is that number (Helm parity);
+    any other string stays itself: YAML 1.1's hex and base-60 forms are not read."""
     from oper8d.template import TemplateEngine
 
     template = TemplateEngine().text("k: {{ v }}\nliteral: 12:30\n", "t.yaml")
@@ -396,7 +404,7 @@ def test_a_value_is_typed_as_helm_types_it_without_base_60(value: str, lands_as:
     "line",
     [
         "          value: {{ v | to_yaml }}",  # a block scalar's lines at column 2
-        "          value: {% set b %}{{ v | to_yaml }}{% endset %}{{ b | upper }}",
+        "          value: {% set b %}{{ v | to_yaml }}{% endset %}{{ b | trim }}",
         "          value: {{ m() }}",  # a macro printing the value's structure
     ],
 )

@@ -1,0 +1,181 @@
+"""Values in text templates as the author and the tenant see them: filters over set blocks
+and filter blocks compute from the values, a CR string keeps its text, and keys are the
+strings Kubernetes reads."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bundles import write_bundle
+
+from oper8d.errors import ConfigError
+from oper8d.template import TemplateEngine
+from oper8d.template.filters import trunc63
+from oper8d.testing import run_offline
+
+CONF = "{% set conf %}\nlevel: {{ level }}\n{% endset %}"
+
+
+def render(source: str, **context: Any) -> list[dict[str, Any]]:
+    """``source`` rendered by an engine of its own (a process of its own: its own nonce)."""
+    return TemplateEngine().text(source, "t.yaml").render(context)
+
+
+def test_a_checksum_of_a_set_block_follows_the_values_and_not_the_process() -> None:
+    source = CONF + "checksum: {{ conf | sha256 }}\n"
+    info = hashlib.sha256(b"\nlevel: info\n").hexdigest()
+    assert render(source, level="info") == [{"checksum": info}]
+    assert render(source, level="info") == [{"checksum": info}]  # another nonce, same sum
+    assert render(source, level="debug") != [{"checksum": info}]
+
+
+def test_filters_over_a_set_block_see_its_text_with_the_values() -> None:
+    source = CONF + "b64: {{ conf | b64encode }}\nsize: {{ conf | length }}\n"
+    (obj,) = render(source, level="debug")
+    assert base64.b64decode(obj["b64"]).decode() == "\nlevel: debug\n"
+    assert obj["size"] == len("\nlevel: debug\n")
+
+
+def test_a_filter_block_sees_the_values() -> None:
+    source = "name: {% filter trunc63 %}{{ a }}-{{ b }}{% endfilter %}\n"
+    (obj,) = render(source, a="app", b="x" * 70)
+    assert obj == {"name": trunc63("app-" + "x" * 70)}
+    assert "oper8d" not in obj["name"]
+
+
+HOSTILE = "v\nhostNetwork: true\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: s}"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "k: {{ conf | replace('level', 'lvl') }}",
+        "k: {{ conf | upper }}",
+        "k: {% filter upper %}{{ level }}{% endfilter %}",
+        "k: {% filter replace('level', 'l') %}level: {{ level }}{% endfilter %}",
+        "k: {{ [conf, 'x'] | join(', ') }}",
+    ],
+)
+def test_what_a_filter_makes_of_a_cr_value_is_one_scalar(line: str) -> None:
+    (obj,) = render(CONF + line + "\n", level=HOSTILE)
+    assert list(obj) == ["k"]
+    assert isinstance(obj["k"], str)
+    assert "hostnetwork: true\n---\napiversion" in obj["k"].lower()
+
+
+def test_a_filter_block_cannot_carry_printed_structure_out_of_its_place() -> None:
+    # upper() of the block once hid the mark that checks where printed structure lands
+    source = (
+        "spec:\n  containers:\n    - name: w\n      env:\n        - name: NOTE\n"
+        "          value: {% filter upper %}{{ v | to_yaml }}{% endfilter %}\n"
+    )
+    (obj,) = render(source, v="hostNetwork: true\nhostPID: true")
+    assert list(obj["spec"]) == ["containers"]
+    assert "HOSTNETWORK: TRUE" in obj["spec"]["containers"][0]["env"][0]["value"]
+
+
+def test_a_set_block_printed_as_structure_stays_structure() -> None:
+    source = (
+        "{% set labels %}\na: {{ a }}\nb: x\n{% endset %}"
+        "one:\n{{ labels | trim | indent(2) }}\n"
+        "two:{{ labels | default('') | nindent(2) }}\n"
+    )
+    (obj,) = render(source, a="1")
+    assert obj == {"one": {"a": 1, "b": "x"}, "two": {"a": 1, "b": "x"}}
+
+
+# -- a CR string keeps its text ------------------------------------------------------------
+
+
+def configmap_bundle(root: Path, template: str) -> Path:
+    return write_bundle(
+        root,
+        "components:\n  - name: c\n    resources:\n      - name: t\n"
+        "        template: templates/t.yaml\n",
+        schema={"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        files={"templates/t.yaml": template},
+    )
+
+
+def demo_cr(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "demo.oper8d.io/v1alpha1",
+        "kind": "Demo",
+        "metadata": {"name": "demo", "namespace": "default"},
+        "spec": spec,
+    }
+
+
+STRINGS = ["01234", "0x1F", "1_000", "~", "null", "yes", "True", "1e3", "0o17", "3", "true"]
+
+
+def test_a_cr_string_arrives_as_exactly_that_string(tmp_path: Path) -> None:
+    bundle = configmap_bundle(
+        tmp_path / "b",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  annotations:\n"
+        + "".join(f"    a{i}: {{{{ spec.v{i} }}}}\n" for i in range(len(STRINGS)))
+        + "data:\n"
+        + "".join(f"  d{i}: {{{{ spec.v{i} }}}}\n" for i in range(len(STRINGS))),
+    )
+    (obj,) = render_offline(bundle, demo_cr(**{f"v{i}": v for i, v in enumerate(STRINGS)}))
+    annotations = {k: v for k, v in obj["metadata"]["annotations"].items() if k[0] == "a"}
+    assert annotations == {f"a{i}": v for i, v in enumerate(STRINGS)}
+    assert obj["data"] == {f"d{i}": v for i, v in enumerate(STRINGS)}
+
+
+def test_a_string_that_is_a_numbers_text_still_fills_a_number_field() -> None:
+    assert render("replicas: {{ n }}\nflag: {{ b }}\n", n="3", b="false") == [
+        {"replicas": 3, "flag": False}
+    ]
+
+
+def test_the_bundles_own_literals_read_as_kubectl_reads_them() -> None:
+    # sigs.k8s.io/yaml (go-yaml v2): YAML 1.1 octal, hex and underscores, Go's 0o octal,
+    # floats without a dot; timestamps and base-60 forms stay strings
+    source = "v: [01234, 0x1F, 1_000, 0o17, 1e3, 2024-01-01, 12:30]\n"
+    assert render(source) == [{"v": [668, 31, 1000, 15, 1000.0, "2024-01-01", "12:30"]}]
+
+
+# -- keys are strings ---------------------------------------------------------------------
+
+
+def test_number_and_boolean_keys_are_their_text_as_kubectl_sends_them(tmp_path: Path) -> None:
+    bundle = configmap_bundle(
+        tmp_path / "b",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  labels:\n"
+        "    {{ spec.k }}: x\n    {{ spec.o }}: y\ndata: {1: a, 0x10: b, true: c}\n",
+    )
+    (obj,) = render_offline(bundle, demo_cr(k="123", o="01234"))
+    assert {"123": "x", "01234": "y"}.items() <= obj["metadata"]["labels"].items()
+    assert obj["data"] == {"1": "a", "16": "b", "true": "c"}
+
+
+@pytest.mark.parametrize(
+    ("mapping", "message"),
+    [
+        ("{~: a}", "the key None is null: a Kubernetes object's keys are strings"),
+        ("{1.5: a}", "the key 1.5 is a float"),
+        ("{1: a, '1': b}", "found the key '1' twice"),
+    ],
+)
+def test_a_key_json_cannot_hold_is_a_clear_error(mapping: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        render(f"data: {mapping}\n")
+    assert message in str(caught.value)
+    assert "t.yaml" in str(caught.value) and "line 1 of the rendered text" in str(caught.value)
+
+
+def render_offline(bundle: Path, cr: dict[str, Any]) -> list[dict[str, Any]]:
+    run = run_offline(bundle, cr)
+    assert run.fatal_error is None, run.fatal_error.message
+    return [obj for obj in run.applied.values() if obj["kind"] == "ConfigMap"]
+
+
+def test_a_printed_mappings_number_keys_are_their_text_too() -> None:
+    assert render("data: {{ {1: 'a', false: 'b'} }}\n") == [{"data": {"1": "a", "false": "b"}}]
+    with pytest.raises(ConfigError, match="holds a key twice once its keys are text"):
+        render("data: {{ {1: 'a', '1': 'b'} }}\n")
