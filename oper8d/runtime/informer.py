@@ -21,7 +21,8 @@ two threads:
   - ``RESYNC`` every ``resync_period`` seconds for every stored object (old None).
 
   A relist is diffed against what handlers were last told, so after a gap they get
-  ADDED / MODIFIED / DELETED for exactly what changed (nothing for unchanged objects).
+  ADDED / MODIFIED / DELETED for exactly what changed (nothing for unchanged objects);
+  ``runtime.informer_sync`` holds those rules.
 
 Every object is passed through ``transform`` (default ``runtime.store.drop_unread``: no
 managedFields, no last-applied annotation) on the reader thread before it is stored or
@@ -53,7 +54,6 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -62,6 +62,7 @@ from oper8d.cluster.selectors import as_selector
 from oper8d.errors import ClusterError
 from oper8d.objects import Obj, newer, resource_version
 from oper8d.runtime.hashing import ShardSlice
+from oper8d.runtime.informer_sync import Event, Relisted, WatchChange, apply_change, apply_relist
 from oper8d.runtime.listwatch import ListWatch, WatchStream, list_in_pages
 from oper8d.runtime.store import (
     ObjectStore,
@@ -78,24 +79,6 @@ log = logging.getLogger("oper8d.informer")
 
 #: ``handler(event, obj, old)``; see the module docstring
 Handler = Callable[[str, Obj, Obj | None], None]
-
-
-@dataclass(frozen=True)
-class _Replace:
-    """A (re)list: the whole set of objects at ``resource_version``."""
-
-    items: list[Obj]
-    resource_version: str
-    #: the slice the list asked for (None: everything)
-    shard: ShardSlice | None = None
-
-
-@dataclass(frozen=True)
-class _Change:
-    """One watch event (ADDED, MODIFIED or DELETED)."""
-
-    type: str
-    obj: Obj
 
 
 _STOP = object()
@@ -360,7 +343,7 @@ class Informer:
                     )
                     if self._stopping.is_set():
                         return
-                    self._events.put(_Replace(items, version, shard))
+                    self._events.put(Relisted(items, version, shard))
                     self._version, self._failures, from_fresh_list = version, 0, True
                     if first_watch_from is not None:
                         self._version, first_watch_from = first_watch_from, None
@@ -421,7 +404,7 @@ class Informer:
                 if kind in ("ADDED", "MODIFIED", "DELETED"):
                     if self._in_shard(obj):
                         kept = share_strings(self._transform(obj), keys=True)
-                        self._events.put(_Change(kind, kept))
+                        self._events.put(WatchChange(kind, kept))
                 elif kind != "BOOKMARK":
                     log.debug("%s: ignoring a %s watch event", self._describe(), kind)
                     continue
@@ -451,13 +434,13 @@ class Informer:
                 item = None
             if item is _STOP or self._stopping.is_set():
                 return
-            if isinstance(item, _Replace):
+            if isinstance(item, Relisted):
                 self._notify(self._apply_replace(item))
                 if not self._synced.is_set():
                     self._synced.set()
                     if self._resync_period is not None:
                         next_resync = self._clock.monotonic() + self._resync_period
-            elif isinstance(item, _Change):
+            elif isinstance(item, WatchChange):
                 self._notify([self._apply_change(item)])
             if next_resync is not None and self._clock.monotonic() >= next_resync:
                 next_resync = self._clock.monotonic() + (self._resync_period or 0.0)
@@ -465,50 +448,17 @@ class Informer:
                     stored = [obj for _, obj in sorted(self._store.items())]
                 self._notify([("RESYNC", obj, None) for obj in stored])
 
-    def _apply_change(self, change: _Change) -> tuple[str, Obj, Obj | None]:
-        obj, key = change.obj, key_of(change.obj)
+    def _apply_change(self, change: WatchChange) -> Event:
         with self._lock:
-            old = self._seen.get(key)
-            stored = self._store.get(key)
-            # an observed write newer than this event stays until its own event arrives
-            keep_stored = stored is not None and newer(stored, obj) is True
-            if change.type == "DELETED":
-                self._seen.pop(key, None)
-                if not keep_stored:
-                    self._store.remove(key)
-                return ("DELETED", obj, old)
-            self._seen[key] = obj
-            if not keep_stored:
-                self._store.put(key, obj)
-        return ("ADDED" if old is None else "MODIFIED", obj, old)
+            return apply_change(self._seen, self._store, change)
 
-    def _apply_replace(self, listing: _Replace) -> builtins.list[tuple[str, Obj, Obj | None]]:
-        listed = {key_of(obj): obj for obj in listing.items}
-        events: list[tuple[str, Obj, Obj | None]] = []
+    def _apply_replace(self, listing: Relisted) -> builtins.list[Event]:
         with self._lock:
-            for key, obj in listed.items():
-                old = self._seen.get(key)
-                if old is None:
-                    events.append(("ADDED", obj, None))
-                elif resource_version(old) != resource_version(obj):
-                    events.append(("MODIFIED", obj, old))
-            events += [
-                ("DELETED", old, old) for key, old in self._seen.items() if key not in listed
-            ]
-            self._seen = dict(listed)
+            self._seen, events = apply_relist(self._seen, self._store, listing)
             self._listed_shard = listing.shard
-            list_version = {"metadata": {"resourceVersion": listing.resource_version}}
-            for key in set(self._store.keys()) | set(listed):
-                stored = self._store.get(key)
-                if stored is not None and newer(stored, list_version) is True:
-                    continue  # written by us after the list's snapshot
-                if key in listed:
-                    self._store.put(key, listed[key])
-                else:
-                    self._store.remove(key)
         return events
 
-    def _notify(self, events: builtins.list[tuple[str, Obj, Obj | None]]) -> None:
+    def _notify(self, events: builtins.list[Event]) -> None:
         with self._lock:
             handlers = list(self._handlers)
         for event, obj, old in events:
