@@ -134,6 +134,8 @@ class ControllerRuntime:
     def _on_owned_event(self, event: str, obj: Obj, old: Obj | None) -> None:
         if self.changes is not None:
             self.changes.observe(event, obj, old)
+        if event == "RESYNC":  # nothing changed; the CR informer's resync queues each CR
+            return
         key = self._owner_key(obj)
         if key is not None:
             # ahead of new CRs: the object may be what the CR's rollout waits on (queue.py)

@@ -224,6 +224,15 @@ def test_an_owned_object_event_wakes_the_cr_whose_uid_is_in_its_owner_label(rig:
     assert rig.drain() == [(NAMESPACE, "labelled")]
 
 
+def test_a_resync_of_an_owned_object_wakes_nobody(rig: Rig) -> None:
+    # the CR informer's own resync queues every CR once; each of its objects' resyncs
+    # would queue it again (a 1,000-CR resync reconciled each CR twice)
+    ref = {"apiVersion": API_VERSION, "kind": KIND, "name": "demo", "uid": "u1"}
+    rig.owned.emit("RESYNC", owned_configmap(ownerReferences=[ref]))
+
+    assert rig.drain() == []
+
+
 def test_events_on_objects_owned_by_something_else_wake_nobody(rig: Rig) -> None:
     other = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "demo", "uid": "u2"}
     rig.owned.emit("MODIFIED", owned_configmap(ownerReferences=[other]))
