@@ -19,6 +19,9 @@ tests/integration/test_rbac_minimal.py shows on a real API server that each verb
   deploys Secrets, ``get`` for declared reads;
 * ConfigMaps: ``get`` (the config-defaults ConfigMap a CR may name, in its namespace);
   TemporaryPatches: ``get/list/watch/update``; ``events.k8s.io`` Events: ``create``;
+* a resource declaring a namespace known before any CR (``namespace: monitoring``, or a
+  template of the bundle's config): its deploy verbs in that namespace too, so an operator
+  watching only some namespaces can write there;
 * reads (``bundle.reads``): ``get`` for each ``reads:`` entry (``resourceNames`` when it
   names objects; a Role in a declared namespace; cluster-wide for a cluster-scoped
   kind) and for each ``lookup()`` of a literal, namespaced kind other than Secret in the
@@ -52,6 +55,7 @@ from typing import Any
 
 from oper8d.bundle.model import Bundle, ControllerSpec, ResourceSpec
 from oper8d.bundle.reads import cluster_scoped, is_secret
+from oper8d.errors import Oper8dError
 from oper8d.manifests.crd import TEMPORARY_PATCH_GROUP, TEMPORARY_PATCH_VERSION
 from oper8d.manifests.rbac_kinds import RBAC_GROUP, KindResource, kind_resource
 
@@ -143,7 +147,7 @@ def required_permissions(
     for controller in bundle.controllers:
         _controller_needs(needs, controller)
         for resource in _resources(controller):
-            needs.deploy(resource)
+            needs.deploy(resource, _declared_namespace(bundle, controller, resource))
             if _renders_computed_kinds(bundle.root, resource):
                 open_methods.add(resource.method)
                 needs.note(
@@ -285,10 +289,14 @@ class _Needs:
         self._verbs.setdefault(key, set()).update(verbs)
         return res
 
-    def deploy(self, resource: ResourceSpec) -> None:
+    def deploy(self, resource: ResourceSpec, namespace: str | None = None) -> None:
+        """The verbs ``resource`` needs wherever the operator works (its informers watch
+        the kind there) and, when it declares a namespace known now, in that one too."""
         verbs = DEPLOY | METHOD_VERBS[resource.method]
         for api_version, kind in resource.kinds:
             res = self.add(api_version, kind, verbs)
+            if namespace and res.namespaced:
+                self.add(api_version, kind, verbs, namespace=namespace, namespaced=True)
             if res.group == RBAC_GROUP:
                 self.note(
                     f"the bundle creates {kind} objects: the API server lets the operator "
@@ -356,6 +364,27 @@ def _uncovered(grants: Iterable[Grant], wider: Iterable[Grant]) -> list[Grant]:
         for g in grants
         if not set(g.verbs) <= given.get((g.group, g.resource, g.namespace), set())
     ]
+
+
+def _declared_namespace(
+    bundle: Bundle, controller: ControllerSpec, resource: ResourceSpec
+) -> str | None:
+    """The namespace ``resource`` declares, when it is known before any CR: written
+    literally, or a template of the bundle's config (which a CR cannot change:
+    ``bundle.placement``); None when it is the CR's or derives from the CR's namespace."""
+    expr = resource.namespace
+    if expr is None:
+        return None
+    context = {
+        "config": dict(controller.config_defaults),
+        "operator": {"name": bundle.name, "version": bundle.operator_version},
+    }
+    try:  # as two CRs of different namespaces would render it
+        values = {expr.evaluate({**context, "namespace": ns}) for ns in ("cr-a", "cr-b")}
+    except Oper8dError:  # it fails on every CR alike: render says so
+        return None
+    value = values.pop() if len(values) == 1 else None  # else it reads the CR's namespace
+    return value if isinstance(value, str) and value else None
 
 
 def _resources(controller: ControllerSpec) -> Iterator[ResourceSpec]:

@@ -436,6 +436,36 @@ def test_a_read_the_deploy_rules_already_cover_adds_no_rule(tmp_path: Path) -> N
     assert not any(r.get("resourceNames") for r in role["rules"])
 
 
+def _in_namespace(namespace: str) -> str:
+    """A controller with one ConfigMap resource declaring ``namespace``."""
+    return (
+        "config: {monitoringNamespace: monitoring}\n"
+        "components:\n  - name: c\n    resources:\n"
+        + _resource("cm", "ConfigMap", "v1")
+        + f'        namespace: "{namespace}"\n'
+    )
+
+
+@pytest.mark.parametrize("namespace", ["monitoring", "{{ config.monitoringNamespace }}"])
+def test_a_declared_namespace_gets_the_deploy_verbs_where_only_some_are_watched(
+    tmp_path: Path, namespace: str
+) -> None:
+    # the operator watching team-a still writes its ConfigMaps to monitoring
+    bundle = build(tmp_path / "b", _in_namespace(namespace))
+    configmaps = {"apiGroups": [""], "resources": ["configmaps"], "verbs": list(DEPLOYED)}
+
+    scoped = rules_by_role(objects_of(bundle, namespace="ops", watch_namespaces=("team-a",)))
+    assert scoped[("Role", "monitoring")] == [configmaps]
+    # everywhere: the ClusterRole covers it, no Role of its own
+    assert ("Role", "monitoring") not in rules_by_role(objects_of(bundle, namespace="ops"))
+
+
+def test_a_namespace_derived_from_the_crs_gets_no_role_of_its_own(tmp_path: Path) -> None:
+    bundle = build(tmp_path / "b", _in_namespace("{{ namespace }}-mon"))
+    scoped = rules_by_role(objects_of(bundle, namespace="ops", watch_namespaces=("team-a",)))
+    assert sorted(ns for kind, ns in scoped if kind == "Role") == ["ops", "team-a"]
+
+
 def objects_of(bundle: Any, **options: Any) -> list[dict[str, Any]]:
     return [m.obj for m in operator_manifests(bundle, InstallOptions(**options))]
 
