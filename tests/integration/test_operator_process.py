@@ -496,24 +496,32 @@ def test_probes_answer_ok_once_synced_and_metrics_name_the_operator_families(
     assert {"name": "webapp"} in depth, depth
 
 
-def test_a_cr_becoming_ready_is_recorded_as_an_event(
+def test_an_update_of_a_ready_cr_is_recorded_as_events_and_its_first_rollout_is_not(
     cluster: KubeCluster, ns: str, operators: OperatorLauncher, webapp_crds: None
 ) -> None:
     proc = operators.start(EXAMPLES / "webapp", ns)
     proc.wait_ready()
-    cluster.apply(sample("webapp", "webapp.yaml", ns), field_manager="test")
-    cr = wait_for("WebApp Ready", lambda: ready_cr(cluster, DEMO, "WebApp", "hello", ns), 90)
+    cr = sample("webapp", "webapp.yaml", ns)
+    cluster.apply(cr, field_manager="test")
+    ready = wait_for("WebApp Ready", lambda: ready_cr(cluster, DEMO, "WebApp", "hello", ns), 90)
 
-    def ready_events() -> list[dict[str, Any]]:
+    def ours() -> list[dict[str, Any]]:
         return [
             e
             for e in cluster.list("events.k8s.io/v1", "Event", ns)
-            if e.get("regarding", {}).get("uid") == cr["metadata"]["uid"]
-            and e.get("reason") == "Stable"
-            and e.get("note", "").startswith("Ready True")
+            if e.get("regarding", {}).get("uid") == ready["metadata"]["uid"]
+            and e.get("reportingController") == "oper8d.io/webapp"
         ]
 
-    (event,) = wait_for("an Event for Ready", ready_events, 30)
+    # a new image: the Deployment rolls out again, so the update spans reconciles
+    cr["spec"].update(version="1.1.0", image="nginx:1.28")
+    cluster.apply(cr, field_manager="test")
+
+    def updating() -> list[dict[str, Any]]:
+        return [e for e in ours() if e.get("note", "").startswith("Updating True")]
+
+    event, *_ = wait_for("an Event for the update", updating, 60)
     assert event["type"] == "Normal"
-    assert event["reportingController"] == "oper8d.io/webapp"
     assert event["regarding"]["kind"] == "WebApp" and event["regarding"]["name"] == "hello"
+    # the first rollout's steps (Initializing, InProgress, its Ready) are in its status only
+    assert not [e for e in ours() if e.get("reason") == "Initializing"]
