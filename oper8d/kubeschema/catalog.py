@@ -11,7 +11,6 @@ instance can serve several threads.
 
 from __future__ import annotations
 
-import difflib
 import gzip
 import json
 import threading
@@ -342,6 +341,8 @@ class KubeSchemas:
             message += f": {kind} is served as {' and '.join(served)}"
         else:
             kinds = sorted({k for av, k in self._kinds if av == api_version})
+            import difflib  # (only for an unknown kind)
+
             close = difflib.get_close_matches(kind, kinds, n=1, cutoff=0.6)
             if close:
                 message += f'; did you mean "{close[0]}"?'
