@@ -57,11 +57,19 @@ OPERATOR_FILE = "operator.yaml"
 _T = TypeVar("_T")
 
 
-def load_bundle(path: str | Path, limits: Limits | None = None, *, cache: bool = True) -> Bundle:
+def load_bundle(
+    path: str | Path,
+    limits: Limits | None = None,
+    *,
+    cache: bool = True,
+    builtin_schemas: KubeSchemas | None = None,
+) -> Bundle:
     """Load, validate and compile the bundle at ``path`` (a folder or its operator.yaml).
 
     ``cache``: reuse the templates' compiled code from the user's compile cache
     (``bundle.cache``; off with ``OPER8D_NO_CACHE=1``) and keep what this load compiles.
+    ``builtin_schemas``: ``KubeSchemas.builtin()`` when the caller has it already (the
+    conditions' field paths are checked against it; loading it costs a few ms).
     Raises ``BundleError`` listing every problem found, each with file:line:col.
     """
     root = Path(path)
@@ -79,7 +87,7 @@ def load_bundle(path: str | Path, limits: Limits | None = None, *, cache: bool =
     # once it is back on
     gc.disable()
     try:
-        return _Compiler(root, limits, store).compile()
+        return _Compiler(root, limits, store, builtin_schemas).compile()
     finally:
         if enabled:
             gc.enable()
@@ -88,8 +96,15 @@ def load_bundle(path: str | Path, limits: Limits | None = None, *, cache: bool =
 
 
 class _Compiler(PartsCompiler):
-    def __init__(self, root: Path, limits: Limits, store: CodeStore | None = None):
+    def __init__(
+        self,
+        root: Path,
+        limits: Limits,
+        store: CodeStore | None = None,
+        builtin_schemas: KubeSchemas | None = None,
+    ):
         self.root = root
+        self.builtin_schemas = builtin_schemas
         self.schemas = SchemaSet()
         self.limits = limits
         self.store = store
@@ -129,7 +144,8 @@ class _Compiler(PartsCompiler):
             operator_version=_opt_str(meta.get("version")),
             description=meta.get("description"),
         )
-        kube_schemas = KubeSchemas.builtin()  # the conditions' field paths (bundle.paths)
+        # the conditions' field paths (bundle.paths)
+        kube_schemas = self.builtin_schemas or KubeSchemas.builtin()
         for c in bundle.controllers:
             self.problems.extend(undeclared_calls(bundle, c, c.lookups))
             refs = [ref for comp in c.components for ref in template_references(comp)]

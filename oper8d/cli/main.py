@@ -197,12 +197,14 @@ def _render(
     import dataclasses
 
     from oper8d.cli.schemas import schemas_for
+    from oper8d.kubeschema import KubeSchemas
     from oper8d.offline import reconcile_offline, why_incomplete, would_delete
     from oper8d.render_output import MASKED_HINT, render_stream, write_folder
 
-    b = load_bundle_or_exit(bundle)
+    builtin = KubeSchemas.builtin()  # one load serves the bundle's checks and the objects'
+    b = load_bundle_or_exit(bundle, builtin)
     cr = load_cr_or_exit(cr_path)
-    schemas = schemas_for(b, crd_dirs, kube_schemas)
+    schemas = schemas_for(b, crd_dirs, kube_schemas, builtin)
     problems, _fatal = cr_problems(b, cr, schemas)
     if problems:
         fail(problems, hint=f"fix the CR ({cr_path}) and render again")
