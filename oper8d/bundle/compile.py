@@ -44,7 +44,13 @@ from oper8d.bundle.model import (
 from oper8d.bundle.nodes import _Node, _PositionIndex
 from oper8d.bundle.parts import PartsCompiler
 from oper8d.bundle.paths import path_problems
-from oper8d.bundle.reads import CallFinder, parse_reads, undeclared_calls, undeclared_live
+from oper8d.bundle.reads import (
+    CallFinder,
+    mentions_calls,
+    parse_reads,
+    undeclared_calls,
+    undeclared_live,
+)
 from oper8d.bundle.schema_messages import suggest
 from oper8d.bundle.validate import SchemaSet, check_spec_schema
 from oper8d.clock import parse_duration
@@ -276,21 +282,28 @@ class _Compiler(PartsCompiler):
             random_strings=self._calls.random_strings,
         )
 
-    def _find_calls(self, node: _Node, in_object: bool = False) -> None:
+    def _find_calls(self, node: _Node) -> None:
         """Feed the template strings below ``node`` to the call finder: strings of inline
         objects and patches when templated, any other string as an expression."""
-        value = node.value
+        self._find_calls_in(node.doc, node.path, node.value, False)
+
+    def _find_calls_in(self, doc: Document, path: PathKey, value: Any, in_object: bool) -> None:
+        # (plain values and paths: a node and a position per string of a big bundle cost
+        # more than the search; only a string that names a call is placed)
         if isinstance(value, str):
+            if not mentions_calls(value):
+                return
             if in_object:
-                self._calls.template_string(value, node.pos)
+                self._calls.template_string(value, doc.pos(path))
             else:
-                self._calls.expression(value, node.pos)
+                self._calls.expression(value, doc.pos(path))
         elif isinstance(value, dict):
-            for key in value:
-                self._find_calls(node.child(key), in_object or key in ("object", "patch"))
+            for key, item in value.items():
+                inside = in_object or key in ("object", "patch")
+                self._find_calls_in(doc, (*path, key), item, inside)
         elif isinstance(value, list):
-            for item in node.items():
-                self._find_calls(item, in_object)
+            for i, item in enumerate(value):
+                self._find_calls_in(doc, (*path, i), item, in_object)
 
     def _cr_kind(self, node: _Node) -> CRKind:
         kind = node.get("kind")
