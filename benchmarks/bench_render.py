@@ -115,10 +115,10 @@ def bench_process(
     The three modes of ``PROCESS_MODES`` run in turn in every round, so load on a shared
     machine hits them alike; the cache lives in a temporary ``XDG_CACHE_HOME``. With
     ``baseline`` (another checkout of oper8d), each round also runs the same command from
-    that folder, whose ``oper8d`` it then imports, cache off. CPU time is
-    the child's user + system time (``RUSAGE_CHILDREN``). Python writes and reuses compiled
-    bytecode (``PYTHONDONTWRITEBYTECODE`` is unset for the children), as an installed
-    package has it; one untimed run per mode warms it and the file system cache."""
+    that folder, whose ``oper8d`` it then imports, cache off and warm (its own cache).
+    CPU time is the child's user + system time (``RUSAGE_CHILDREN``). Python writes and
+    reuses compiled bytecode (``PYTHONDONTWRITEBYTECODE`` is unset for the children), as an
+    installed package has it; one untimed run per mode warms it and the file system cache."""
     with tempfile.TemporaryDirectory(prefix="oper8d-bench-") as tmp:
         root = Path(tmp)
         generated = write_bundle(root / "bundle", components=components)
@@ -136,7 +136,13 @@ def bench_process(
         here = Path(__file__).resolve().parent.parent
         runs = {mode: (here, envs[mode]) for mode in PROCESS_MODES}
         if baseline is not None:
-            runs = {f"baseline {baseline}": (baseline, envs[PROCESS_MODES[0]]), **runs}
+            # its own cache folder: the two checkouts' store files must not replace each other
+            warm = {**envs[PROCESS_MODES[2]], "XDG_CACHE_HOME": str(root / "baseline-cache")}
+            runs = {
+                f"baseline {baseline}: cache off": (baseline, envs[PROCESS_MODES[0]]),
+                f"baseline {baseline}: warm cache": (baseline, warm),
+                **runs,
+            }
         outputs = {mode: _run_process(command, *runs[mode])[2] for mode in runs}
         if len(set(outputs.values())) != 1:
             raise RuntimeError("oper8d render printed different output with the cache")
