@@ -28,6 +28,7 @@ from oper8d.cli.inputs import (
     load_cr_or_exit,
     locate,
 )
+from oper8d.cli.process import ProcessRun
 from oper8d.cli.schemas import schema_options
 from oper8d.errors import Oper8dError, ReconcileError
 
@@ -101,6 +102,8 @@ def main(ctx: click.Context, limits: tuple[str, ...]) -> None:
     from oper8d.limits import Limits, parse_limit_overrides
 
     gc.enable()  # (``python -m oper8d`` loads the commands without it)
+    if isinstance(ctx.obj, ProcessRun):  # the process entry: tell it what runs
+        ctx.obj.command = ctx.invoked_subcommand
     try:
         ctx.obj = parse_limit_overrides(limits, Limits())
     except ValueError as err:
