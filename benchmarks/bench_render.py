@@ -10,6 +10,8 @@ Used by ``benchmarks.run`` and the smoke test. Three measurements:
 * :func:`bench_process` - ``oper8d render`` of a generated N-component bundle as a whole
   process (a fresh interpreter each time), with the compile cache off, cold (emptied before
   each run) and warm: wall time and the child's CPU time.
+* :func:`bench_stages` - the same warm render split into its steps (imports, load,
+  reconcile, output), CPU time of each, to see where the whole-process time goes.
 * :func:`bench_templates` - one compiled template rendered in a loop: ``TreeTemplate``
   (inline objects, no YAML parse) and ``TextTemplate`` (Jinja text, then a libyaml parse
   unless the rendered text is cached), per object, to compare with
@@ -113,10 +115,10 @@ def bench_process(
     The three modes of ``PROCESS_MODES`` run in turn in every round, so load on a shared
     machine hits them alike; the cache lives in a temporary ``XDG_CACHE_HOME``. With
     ``baseline`` (another checkout of oper8d), each round also runs the same command from
-    that folder, whose ``oper8d`` it then imports, cache off. CPU time is
-    the child's user + system time (``RUSAGE_CHILDREN``). Python writes and reuses compiled
-    bytecode (``PYTHONDONTWRITEBYTECODE`` is unset for the children), as an installed
-    package has it; one untimed run per mode warms it and the file system cache."""
+    that folder, whose ``oper8d`` it then imports, cache off and warm (its own cache).
+    CPU time is the child's user + system time (``RUSAGE_CHILDREN``). Python writes and
+    reuses compiled bytecode (``PYTHONDONTWRITEBYTECODE`` is unset for the children), as an
+    installed package has it; one untimed run per mode warms it and the file system cache."""
     with tempfile.TemporaryDirectory(prefix="oper8d-bench-") as tmp:
         root = Path(tmp)
         generated = write_bundle(root / "bundle", components=components)
@@ -134,7 +136,13 @@ def bench_process(
         here = Path(__file__).resolve().parent.parent
         runs = {mode: (here, envs[mode]) for mode in PROCESS_MODES}
         if baseline is not None:
-            runs = {f"baseline {baseline}": (baseline, envs[PROCESS_MODES[0]]), **runs}
+            # its own cache folder: the two checkouts' store files must not replace each other
+            warm = {**envs[PROCESS_MODES[2]], "XDG_CACHE_HOME": str(root / "baseline-cache")}
+            runs = {
+                f"baseline {baseline}: cache off": (baseline, envs[PROCESS_MODES[0]]),
+                f"baseline {baseline}: warm cache": (baseline, warm),
+                **runs,
+            }
         outputs = {mode: _run_process(command, *runs[mode])[2] for mode in runs}
         if len(set(outputs.values())) != 1:
             raise RuntimeError("oper8d render printed different output with the cache")
@@ -156,6 +164,71 @@ def bench_process(
             {"objects": str(generated.objects)},
         )
         for mode in runs
+    ]
+
+
+#: what ``bench_stages`` runs in each child: the steps of ``oper8d render BUNDLE --cr CR``
+#: (``cli.main.render``, GC off as ``python -m oper8d`` runs it), each step's CPU time
+#: printed as ``stage=ms`` (the first stage is the interpreter's own start)
+_STAGES = """
+import gc, sys, time
+gc.disable()
+marks = [("interpreter start", time.process_time())]
+def mark(label):
+    marks.append((label, time.process_time()))
+import click
+mark("import click")
+import oper8d.cli.main
+mark("import oper8d.cli.main (bundle, template, Jinja, PyYAML, kubeschema)")
+from oper8d.cli.inputs import cr_problems, load_bundle_or_exit, load_cr_or_exit
+from oper8d.cli.schemas import schemas_for
+from oper8d.kubeschema import KubeSchemas
+from oper8d.offline import reconcile_offline, would_delete
+from oper8d.render_output import render_stream
+mark("import the engine, the in-memory cluster, the output")
+builtin = KubeSchemas.builtin()
+bundle = load_bundle_or_exit(sys.argv[1], builtin)
+mark("load_bundle (warm cache) and the shipped schemas")
+cr = load_cr_or_exit(sys.argv[2])
+schemas = schemas_for(bundle, (), None, builtin)
+problems, _fatal = cr_problems(bundle, cr, schemas)
+assert not problems, problems
+mark("the CR and its checks")
+run = reconcile_offline(bundle, cr.data, schemas=schemas)
+mark("offline reconcile")
+text = render_stream(
+    list(run.applied.values()), would_delete(bundle, run), None, sensitive=run.sensitive
+)
+mark("YAML output")
+previous = 0.0
+for label, at in marks:
+    print(f"{label}={1000 * (at - previous):.3f}")
+    previous = at
+"""
+
+
+def bench_stages(*, components: int = 50, repeat: int = 10) -> list[Row]:
+    """Where a warm ``oper8d render`` of a generated bundle spends its CPU time: each step
+    of the render command in a fresh process (``_STAGES``), median over ``repeat`` runs
+    after one that fills the compile cache and the bytecode."""
+    with tempfile.TemporaryDirectory(prefix="oper8d-bench-") as tmp:
+        root = Path(tmp)
+        generated = write_bundle(root / "bundle", components=components)
+        cr = root / "cr.yaml"
+        cr.write_text(yaml.safe_dump(generated.cr), encoding="utf-8")
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["XDG_CACHE_HOME"] = str(root / "cache")
+        command = [sys.executable, "-c", _STAGES, str(generated.path), str(cr)]
+        here = Path(__file__).resolve().parent.parent
+        stages: dict[str, list[float]] = {}
+        for _ in range(repeat + 1):
+            out = _run_process(command, here, env)[2]
+            for line in out.splitlines():
+                label, _eq, ms = line.rpartition("=")
+                stages.setdefault(label, []).append(float(ms) / 1000)
+    return [
+        Row(f"render stage: {label}", Samples(tuple(seconds[1:])), "ms")
+        for label, seconds in stages.items()
     ]
 
 
@@ -270,8 +343,8 @@ def _ruamel_flavour() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m benchmarks.bench_render [--components N] [--repeat N] [--baseline DIR]``:
-    the whole-process render benchmark, as a markdown table."""
+    """``python -m benchmarks.bench_render [--components N] [--repeat N] [--baseline DIR]
+    [--stages]``: the whole-process render benchmark (or its steps), as a markdown table."""
     import argparse
 
     from benchmarks.run import table
@@ -282,8 +355,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--baseline", type=Path, help="another oper8d checkout to measure in the same rounds"
     )
+    parser.add_argument(
+        "--stages", action="store_true", help="where a warm render's CPU time goes, by step"
+    )
     args = parser.parse_args(argv)
-    rows = bench_process(components=args.components, repeat=args.repeat, baseline=args.baseline)
+    if args.stages:
+        rows = bench_stages(components=args.components, repeat=args.repeat)
+    else:
+        rows = bench_process(components=args.components, repeat=args.repeat, baseline=args.baseline)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average before: {load}\n")
     print(table(rows))

@@ -4,10 +4,19 @@ PyYAML's libyaml emitter when present (the pure-Python one otherwise; same bytes
 order is kept as rendered; multi-line strings are written as ``|`` blocks and long
 strings are never folded across lines, so rendered config files stay readable and a
 changed value is a one-line diff in CI.
+
+Most rendered objects are maps, lists, integers, booleans and short strings of letters,
+digits and ``_./:@+=-``; such a document is written here directly, in the exact bytes
+PyYAML writes for it (its representer and serializer are Python, and cost more than the
+rest of the output). Anything else in a document (another type, a string that needs
+another style, a key PyYAML would write as a complex key, an object that appears twice and
+would get an anchor) sends the whole document through PyYAML.
+``tests/unit/test_yamlio.py`` holds the two to the same bytes on generated documents.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,9 +41,32 @@ def _str(dumper: Any, data: str) -> Any:
 
 _Dumper.add_representer(str, _str)
 
+#: strings written plain (or single-quoted, when plain would read back as another type)
+#: without asking PyYAML: no indicator first, no quote, ``#``, line break, or space at
+#: either end
+_SIMPLE = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./:@+=-]*(?: +[A-Za-z0-9_./:@+=-]+)*")
+#: PyYAML writes a longer key as a complex key (``? key``)
+_MAX_KEY = 100
+_STR_TAG = "tag:yaml.org,2002:str"
+
 
 def dump(obj: Any) -> str:
     """One YAML document, keys in their given order."""
+    fast = _Writer().document(obj)
+    return fast if fast is not None else _pyyaml_dump(obj)
+
+
+def dump_all(objs: Iterable[Any]) -> str:
+    """Documents separated by ``---`` lines."""
+    writer = _Writer()
+    texts = []
+    for obj in objs:
+        fast = writer.document(obj)
+        texts.append(fast if fast is not None else _pyyaml_dump(obj))
+    return "---\n".join(texts)
+
+
+def _pyyaml_dump(obj: Any) -> str:
     return yaml.dump(
         obj,
         Dumper=_Dumper,
@@ -45,6 +77,97 @@ def dump(obj: Any) -> str:
     )
 
 
-def dump_all(objs: Iterable[Any]) -> str:
-    """Documents separated by ``---`` lines."""
-    return "---\n".join(dump(o) for o in objs)
+class _Fallback(Exception):
+    """The document holds something only PyYAML writes right."""
+
+
+class _Writer:
+    """Writes block-style documents as PyYAML does (two-space indents, lists in a map not
+    indented, ``{}`` and ``[]`` for empty ones), for the simple values ``_SIMPLE`` and
+    JSON scalars; remembers how each string is written across the documents of a call."""
+
+    def __init__(self) -> None:
+        # (PyYAML's resolver decides which plain strings read back as another type)
+        self._resolve: Any = yaml.resolver.Resolver().resolve
+        self._scalars: dict[str, str | None] = {}
+        self._seen: set[int] = set()
+
+    def document(self, obj: Any) -> str | None:
+        """``obj`` as PyYAML writes it, or None when only PyYAML can."""
+        if type(obj) is not dict or not obj:
+            return None
+        self._seen = set()
+        lines: list[str] = []
+        try:
+            self._mapping(obj, "", lines)
+        except _Fallback:
+            return None
+        return "".join(lines)
+
+    def _mapping(self, value: dict[Any, Any], indent: str, lines: list[str]) -> None:
+        self._once(value)
+        for key, item in value.items():
+            if type(key) is not str or len(key) > _MAX_KEY:
+                raise _Fallback
+            head = f"{indent}{self._string(key)}:"
+            kind = type(item)
+            if kind is dict and item:
+                lines.append(head + "\n")
+                self._mapping(item, indent + "  ", lines)
+            elif kind is list and item:
+                lines.append(head + "\n")
+                self._sequence(item, indent, lines)
+            else:
+                lines.append(f"{head} {self._scalar(item)}\n")
+
+    def _sequence(self, value: list[Any], indent: str, lines: list[str]) -> None:
+        self._once(value)
+        inner = indent + "  "
+        for item in value:
+            kind = type(item)
+            if (kind is dict or kind is list) and item:
+                start = len(lines)
+                if kind is dict:
+                    self._mapping(item, inner, lines)
+                else:
+                    self._sequence(item, inner, lines)
+                lines[start] = f"{indent}- {lines[start][len(inner) :]}"
+            else:
+                lines.append(f"{indent}- {self._scalar(item)}\n")
+
+    def _once(self, value: Any) -> None:
+        # PyYAML gives an object met twice an anchor (&id001) and writes an alias after
+        if id(value) in self._seen:
+            raise _Fallback
+        self._seen.add(id(value))
+
+    def _scalar(self, value: Any) -> str:
+        kind = type(value)
+        if kind is str:
+            return self._string(value)
+        if kind is bool:
+            return "true" if value else "false"
+        if kind is int:
+            return str(value)
+        if value is None:
+            return "null"
+        if kind is dict or kind is list:  # (empty)
+            self._once(value)
+            return "{}" if kind is dict else "[]"
+        raise _Fallback
+
+    def _string(self, value: str) -> str:
+        text = self._scalars.get(value, "")
+        if text == "":
+            text = self._scalars[value] = self._style(value)
+        if text is None:
+            raise _Fallback
+        return text
+
+    def _style(self, value: str) -> str | None:
+        if not value:
+            return "''"
+        if not _SIMPLE.fullmatch(value) or value.endswith(":") or ": " in value:
+            return None
+        tag = self._resolve(yaml.ScalarNode, value, (True, False))
+        return value if tag == _STR_TAG else f"'{value}'"

@@ -31,7 +31,6 @@ import hashlib
 import json
 import marshal
 import os
-import secrets
 import stat
 import sys
 from collections.abc import Mapping
@@ -250,6 +249,8 @@ def _is_entry(value: object) -> bool:
 
 def _write_atomically(path: Path, data: bytes) -> None:
     """Write ``data`` to a new private file beside ``path``, then rename it over ``path``."""
+    import secrets  # (only a cold load writes: a warm render does not load it)
+
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(tmp, flags, 0o600)

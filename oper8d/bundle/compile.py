@@ -45,7 +45,13 @@ from oper8d.bundle.nodes import _Node, _PositionIndex
 from oper8d.bundle.parts import PartsCompiler
 from oper8d.bundle.paths import path_problems
 from oper8d.bundle.placement import namespace_problems
-from oper8d.bundle.reads import CallFinder, parse_reads, undeclared_calls, undeclared_live
+from oper8d.bundle.reads import (
+    CallFinder,
+    mentions_calls,
+    parse_reads,
+    undeclared_calls,
+    undeclared_live,
+)
 from oper8d.bundle.schema_messages import suggest
 from oper8d.bundle.validate import SchemaSet, check_spec_schema
 from oper8d.clock import parse_duration
@@ -58,11 +64,19 @@ OPERATOR_FILE = "operator.yaml"
 _T = TypeVar("_T")
 
 
-def load_bundle(path: str | Path, limits: Limits | None = None, *, cache: bool = True) -> Bundle:
+def load_bundle(
+    path: str | Path,
+    limits: Limits | None = None,
+    *,
+    cache: bool = True,
+    builtin_schemas: KubeSchemas | None = None,
+) -> Bundle:
     """Load, validate and compile the bundle at ``path`` (a folder or its operator.yaml).
 
     ``cache``: reuse the templates' compiled code from the user's compile cache
     (``bundle.cache``; off with ``OPER8D_NO_CACHE=1``) and keep what this load compiles.
+    ``builtin_schemas``: ``KubeSchemas.builtin()`` when the caller has it already (the
+    conditions' field paths are checked against it; loading it costs a few ms).
     Raises ``BundleError`` listing every problem found, each with file:line:col.
     """
     root = Path(path)
@@ -80,7 +94,7 @@ def load_bundle(path: str | Path, limits: Limits | None = None, *, cache: bool =
     # once it is back on
     gc.disable()
     try:
-        return _Compiler(root, limits, store).compile()
+        return _Compiler(root, limits, store, builtin_schemas).compile()
     finally:
         if enabled:
             gc.enable()
@@ -89,8 +103,15 @@ def load_bundle(path: str | Path, limits: Limits | None = None, *, cache: bool =
 
 
 class _Compiler(PartsCompiler):
-    def __init__(self, root: Path, limits: Limits, store: CodeStore | None = None):
+    def __init__(
+        self,
+        root: Path,
+        limits: Limits,
+        store: CodeStore | None = None,
+        builtin_schemas: KubeSchemas | None = None,
+    ):
         self.root = root
+        self.builtin_schemas = builtin_schemas
         self.schemas = SchemaSet()
         self.limits = limits
         self.store = store
@@ -130,7 +151,8 @@ class _Compiler(PartsCompiler):
             operator_version=_opt_str(meta.get("version")),
             description=meta.get("description"),
         )
-        kube_schemas = KubeSchemas.builtin()  # the conditions' field paths (bundle.paths)
+        # the conditions' field paths (bundle.paths)
+        kube_schemas = self.builtin_schemas or KubeSchemas.builtin()
         for c in bundle.controllers:
             self.problems.extend(undeclared_calls(bundle, c, c.lookups))
             refs = [ref for comp in c.components for ref in template_references(comp)]
@@ -262,21 +284,28 @@ class _Compiler(PartsCompiler):
             random_strings=self._calls.random_strings,
         )
 
-    def _find_calls(self, node: _Node, in_object: bool = False) -> None:
+    def _find_calls(self, node: _Node) -> None:
         """Feed the template strings below ``node`` to the call finder: strings of inline
         objects and patches when templated, any other string as an expression."""
-        value = node.value
+        self._find_calls_in(node.doc, node.path, node.value, False)
+
+    def _find_calls_in(self, doc: Document, path: PathKey, value: Any, in_object: bool) -> None:
+        # (plain values and paths: a node and a position per string of a big bundle cost
+        # more than the search; only a string that names a call is placed)
         if isinstance(value, str):
+            if not mentions_calls(value):
+                return
             if in_object:
-                self._calls.template_string(value, node.pos)
+                self._calls.template_string(value, doc.pos(path))
             else:
-                self._calls.expression(value, node.pos)
+                self._calls.expression(value, doc.pos(path))
         elif isinstance(value, dict):
-            for key in value:
-                self._find_calls(node.child(key), in_object or key in ("object", "patch"))
+            for key, item in value.items():
+                inside = in_object or key in ("object", "patch")
+                self._find_calls_in(doc, (*path, key), item, inside)
         elif isinstance(value, list):
-            for item in node.items():
-                self._find_calls(item, in_object)
+            for i, item in enumerate(value):
+                self._find_calls_in(doc, (*path, i), item, in_object)
 
     def _cr_kind(self, node: _Node) -> CRKind:
         kind = node.get("kind")

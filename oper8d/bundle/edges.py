@@ -9,7 +9,6 @@ edges) go to the compiler's ``problem`` callback, so every one is reported in on
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import re
 from collections.abc import Callable, Iterator
@@ -177,5 +176,7 @@ def _has_resource(comp: ComponentSpec, resource: str) -> bool:
 
 
 def suggest_name(name: str, known: list[str]) -> str:
+    import difflib  # (only for a problem: not loaded by a valid bundle)
+
     close = difflib.get_close_matches(name, known, n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""

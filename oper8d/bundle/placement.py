@@ -32,13 +32,12 @@ NAMESPACE_NAMES = frozenset(
 def namespace_problems(controller: ControllerSpec) -> list[Problem]:
     """Each ``namespace:`` of ``controller``'s resources that reads a name the CR author
     controls, at its position."""
-    env = Environment()
     found = []
     for res in _resources(controller):
         expr = res.namespace
         if expr is None or expr.compiled is None:
             continue
-        tenant = sorted(_names(env, expr) - NAMESPACE_NAMES)
+        tenant = sorted(_names(expr) - NAMESPACE_NAMES)
         if tenant:
             found.append(
                 Problem(
@@ -58,8 +57,8 @@ def _resources(controller: ControllerSpec) -> Iterator[ResourceSpec]:
         yield from hook.resources
 
 
-def _names(env: Environment, expr: Expr) -> set[str]:
+def _names(expr: Expr) -> set[str]:
     try:
-        return set(find_undeclared_variables(env.parse(expr.source)))
+        return set(find_undeclared_variables(Environment().parse(expr.source)))
     except TemplateError:  # reported by the template engine when it compiled
         return set()

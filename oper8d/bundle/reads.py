@@ -70,7 +70,7 @@ class CallFinder:
 
     def expression(self, source: str, pos: SourcePos) -> None:
         """A bare or ``{{ }}``-wrapped expression (``enabled``, ``when``, status fields)."""
-        if not _mentions(source):
+        if not mentions_calls(source):
             return
         if "{{" in source or "{%" in source:
             self.template_string(source, pos)
@@ -83,7 +83,7 @@ class CallFinder:
 
     def template_string(self, source: str, pos: SourcePos) -> None:
         """A string of an inline object or patch (templated only when it holds ``{{``)."""
-        if not _mentions(source) or not ("{{" in source or "{%" in source):
+        if not mentions_calls(source) or not ("{{" in source or "{%" in source):
             return
         try:
             ast = self._env.parse(source)
@@ -93,7 +93,7 @@ class CallFinder:
 
     def text(self, source: str, file: str) -> None:
         """A text template file."""
-        if not _mentions(source):
+        if not mentions_calls(source):
             return
         try:
             ast = self._env.parse(source)
@@ -115,7 +115,9 @@ class CallFinder:
                 self.lookups.append(LookupCall(position(name.lineno), None, None))
 
 
-def _mentions(source: str) -> bool:
+def mentions_calls(source: str) -> bool:
+    """Whether a template source may call ``lookup`` or ``random_string`` (the others are
+    not parsed for calls)."""
     return "lookup" in source or "random_string" in source
 
 

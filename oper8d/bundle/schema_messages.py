@@ -7,7 +7,6 @@ must be and what it is: ``must be one of 'apply', 'update' or 'replace' (got 'pa
 
 from __future__ import annotations
 
-import difflib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -127,7 +126,10 @@ def suggest(word: str, candidates: Iterable[str]) -> str:
     options = list(candidates)
     folded = {c.lower(): c for c in options}
     close = [folded[word.lower()]] if word.lower() in folded else []
-    close = close or difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if not close:
+        import difflib  # (only for a problem: not loaded by a valid bundle)
+
+        close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 

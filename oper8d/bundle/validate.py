@@ -16,7 +16,6 @@ its user, reads each one once and keeps it (there is no module-level cache).
 
 from __future__ import annotations
 
-import importlib.resources
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -64,6 +63,8 @@ def load_schema(name: str) -> dict[str, Any]:
 
     ``name`` is ``"operator"`` or ``"operator.schema.json"`` (likewise ``component``).
     """
+    import importlib.resources  # (a warm load of a valid bundle reads no schema)
+
     filename = _filename(name)
     resource = importlib.resources.files("oper8d") / "schemas" / filename
     try:

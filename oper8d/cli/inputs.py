@@ -135,11 +135,13 @@ def current_limits() -> Limits:
     return found if isinstance(found, Limits) else Limits()
 
 
-def load_bundle_or_exit(bundle: str) -> Bundle:
+def load_bundle_or_exit(bundle: str, builtin_schemas: KubeSchemas | None = None) -> Bundle:
+    """The bundle at ``bundle``, or exit 1 listing its problems. ``builtin_schemas``:
+    ``KubeSchemas.builtin()``, when the command loaded it already."""
     from oper8d.bundle import load_bundle
 
     try:
-        return load_bundle(bundle, current_limits())
+        return load_bundle(bundle, current_limits(), builtin_schemas=builtin_schemas)
     except BundleError as err:
         n = len(err.problems)
         fail(

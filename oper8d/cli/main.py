@@ -9,7 +9,12 @@ each command imports what it needs when it runs.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import importlib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -23,11 +28,53 @@ from oper8d.cli.inputs import (
     load_cr_or_exit,
     locate,
 )
+from oper8d.cli.process import ProcessRun
 from oper8d.cli.schemas import schema_options
 from oper8d.errors import Oper8dError, ReconcileError
 
+#: commands kept in their own modules, imported the first time they are looked up (a
+#: render does not load the controller's options, the test runner or the scaffolding)
+_LAZY_COMMANDS = {
+    "run": "oper8d.cli.run_cmd:run",
+    "diff": "oper8d.cli.diff_cmd:diff",
+    "test": "oper8d.cli.test_cmd:test",
+    "init": "oper8d.cli.init_cmd:init",
+    "manifests": "oper8d.cli.manifests_cmd:manifests",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+
+class _Commands(dict[str, click.Command]):
+    """The group's commands by name; those of ``_LAZY_COMMANDS`` imported on lookup."""
+
+    def __missing__(self, name: str) -> click.Command:
+        if name not in _LAZY_COMMANDS:
+            raise KeyError(name)
+        module, attribute = _LAZY_COMMANDS[name].split(":")
+        command: click.Command = getattr(importlib.import_module(module), attribute)
+        self[name] = command
+        return command
+
+
+class _Group(click.Group):
+    """A command group whose ``--help`` lists the lazy commands too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = _Commands(self.commands)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        try:
+            return self.commands[cmd_name]
+        except KeyError:
+            return None
+
+
+@click.group(
+    cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+)
 @click.version_option(version=__version__, prog_name="oper8d")
 @click.option(
     "--limit",
@@ -54,6 +101,9 @@ def main(ctx: click.Context, limits: tuple[str, ...]) -> None:
     """
     from oper8d.limits import Limits, parse_limit_overrides
 
+    gc.enable()  # (``python -m oper8d`` loads the commands without it)
+    if isinstance(ctx.obj, ProcessRun):  # the process entry: tell it what runs
+        ctx.obj.command = ctx.invoked_subcommand
     try:
         ctx.obj = parse_limit_overrides(limits, Limits())
     except ValueError as err:
@@ -76,6 +126,11 @@ def validate(bundle: str, cr_path: str | None) -> None:
     Prints every problem found, one a line, as file:line:col: message, and exits 1;
     prints a one-line summary and exits 0 when there is none.
     """
+    with _bounded():
+        _validate(bundle, cr_path)
+
+
+def _validate(bundle: str, cr_path: str | None) -> None:
     b = load_bundle_or_exit(bundle)
     n = sum(len(c.components) for c in b.controllers)
     counts = f"{_plural(len(b.controllers), 'controller')}, {_plural(n, 'component')}"
@@ -130,15 +185,29 @@ def render(
     Secret values, and values from Secrets wherever they appear, are shown as *** unless
     --show-secrets is given; with -o, files that hold a Secret are created mode 0600.
     """
+    with _bounded():
+        _render(bundle, cr_path, output_dir, show_secrets, crd_dirs, kube_schemas)
+
+
+def _render(
+    bundle: str,
+    cr_path: str,
+    output_dir: str | None,
+    show_secrets: bool,
+    crd_dirs: tuple[str, ...],
+    kube_schemas: str | None,
+) -> None:
     import dataclasses
 
     from oper8d.cli.schemas import schemas_for
+    from oper8d.kubeschema import KubeSchemas
     from oper8d.offline import reconcile_offline, why_incomplete, would_delete
     from oper8d.render_output import MASKED_HINT, render_stream, write_folder
 
-    b = load_bundle_or_exit(bundle)
+    builtin = KubeSchemas.builtin()  # one load serves the bundle's checks and the objects'
+    b = load_bundle_or_exit(bundle, builtin)
     cr = load_cr_or_exit(cr_path)
-    schemas = schemas_for(b, crd_dirs, kube_schemas)
+    schemas = schemas_for(b, crd_dirs, kube_schemas, builtin)
     problems, _fatal = cr_problems(b, cr, schemas)
     if problems:
         fail(problems, hint=f"fix the CR ({cr_path}) and render again")
@@ -211,25 +280,27 @@ def graph(bundle: str, fmt: str) -> None:
     """
     from oper8d.cli.graphs import render_graph
 
-    click.echo(render_graph(load_bundle_or_exit(bundle), fmt), nl=False)
+    with _bounded():
+        click.echo(render_graph(load_bundle_or_exit(bundle), fmt), nl=False)
+
+
+@contextlib.contextmanager
+def _bounded() -> Iterator[None]:
+    """No cyclic garbage collection during a command whose work is bounded (one bundle,
+    one CR: the limits cap both): it allocates many objects and leaves little garbage, and
+    the collector's passes over everything the process holds cost more than that garbage.
+    The collector is restored afterwards (commands also run in-process, in tests)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-# Commands kept in their own modules (imported lazily where they need the kubernetes client)
-from oper8d.cli.diff_cmd import diff as diff_command  # noqa: E402
-from oper8d.cli.init_cmd import init as init_command  # noqa: E402
-from oper8d.cli.manifests_cmd import manifests as manifests_command  # noqa: E402
-from oper8d.cli.run_cmd import run as run_command  # noqa: E402
-from oper8d.cli.test_cmd import test as test_command  # noqa: E402
-
-main.add_command(run_command)
-main.add_command(diff_command)
-main.add_command(test_command)
-main.add_command(init_command)
-main.add_command(manifests_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

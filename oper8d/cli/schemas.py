@@ -45,11 +45,18 @@ def schema_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def schemas_for(
-    bundle: Bundle, crd_dirs: Sequence[str] = (), kube_schemas: str | None = None
+    bundle: Bundle,
+    crd_dirs: Sequence[str] = (),
+    kube_schemas: str | None = None,
+    builtin: KubeSchemas | None = None,
 ) -> KubeSchemas:
-    """The schemas for ``bundle``'s objects; a clear error (exit 1) when a file is broken."""
+    """The schemas for ``bundle``'s objects; a clear error (exit 1) when a file is broken.
+    ``builtin``: ``KubeSchemas.builtin()``, when the command loaded it already."""
     try:
-        base = KubeSchemas.load(Path(kube_schemas)) if kube_schemas else KubeSchemas.builtin()
+        if kube_schemas:
+            base = KubeSchemas.load(Path(kube_schemas))
+        else:
+            base = builtin or KubeSchemas.builtin()
         own = []
         for controller in bundle.controllers:
             try:

@@ -33,7 +33,7 @@ import json
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from oper8d.cluster.listtypes import ListType, Shape, is_item, item_id
+from oper8d.cluster.listtypes import ItemFinder, ListType, Shape, is_item, item_id
 from oper8d.errors import ClusterError
 
 Path = tuple[str, ...]
@@ -71,6 +71,13 @@ MISSING: Any = _Missing()
 
 #: the JSON scalars: immutable, so a copy can share them
 _ATOMIC = frozenset({str, int, float, bool, type(None)})
+
+
+def _is_map(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, answered from the type for dicts and JSON scalars:
+    the check against the Mapping ABC is slow, and the merges ask it of every field."""
+    kind = type(value)
+    return kind is dict or (kind not in _ATOMIC and kind is not list and isinstance(value, Mapping))
 
 
 def clone(value: Any) -> Any:
@@ -164,9 +171,9 @@ def leaves(tree: Mapping[str, Any], shape: Shape, prefix: Path = ()) -> dict[Pat
             for item in v:
                 at = (*path, item_id(item, list_type))
                 out[at] = item
-                if list_type.kind == "map" and isinstance(item, Mapping):
+                if list_type.kind == "map" and _is_map(item):
                     out.update(leaves(item, items, at))
-        elif (type(v) is dict or isinstance(v, Mapping)) and v and not sub.atomic_map:
+        elif _is_map(v) and v and not sub.atomic_map:
             out.update(leaves(v, sub, path))
         else:
             out[path] = v
@@ -330,7 +337,7 @@ def _apply_into(target: dict[str, Any], config: Mapping[str, Any], shape: Shape)
             continue  # no opinion: server-side apply ignores a null it is given
         if type(v) is list and type(current) is list and sub.list_type().kind != "atomic":
             target[k] = _merge_list(current, v, sub.list_type(), sub.items())
-        elif (type(v) is dict or isinstance(v, Mapping)) and not sub.atomic_map:
+        elif _is_map(v) and not sub.atomic_map:
             if not isinstance(current, dict):
                 current = target[k] = {}
             _apply_into(current, v, sub)
@@ -341,11 +348,7 @@ def _apply_into(target: dict[str, Any], config: Mapping[str, Any], shape: Shape)
 def differs(before: Any, after: Any) -> bool:
     """Whether a field changed. A map that exists before and after is unchanged: owning
     a map means owning its existence, not its contents."""
-    # (type checks first: isinstance against the Mapping ABC is slow, and this runs for
-    # every owned field of every write)
-    if (type(before) is dict or isinstance(before, Mapping)) and (
-        type(after) is dict or isinstance(after, Mapping)
-    ):
+    if _is_map(before) and _is_map(after):
         return False
     return bool(before != after)
 
@@ -372,7 +375,8 @@ def server_side_apply(
 ) -> tuple[dict[str, Any], Owners]:
     """Apply ``config`` (a ``content()``) as ``manager`` over ``live`` (a ``content()``,
     ``{}`` when creating), lists and maps merged as ``shape`` (the kind's root) says.
-    Returns the new content and the new ownership."""
+    Returns the new content (built from copies: it shares nothing with ``live`` or
+    ``config``, and ``Store`` fills defaults into it in place) and the new ownership."""
     applied = leaves(config, shape)
     owned_now = frozenset(p for p, v in applied.items() if v is not None)
     others = {m: set(ps) for m, ps in owners.items() if m != manager}
@@ -431,9 +435,28 @@ def record_update(
 
 
 def present_only(owners: Mapping[str, Iterable[Path]], tree: Mapping[str, Any]) -> Owners:
+    """``owners`` without the paths ``tree`` does not hold (and without managers left with
+    none)."""
     out: Owners = {}
+    finder = ItemFinder()  # (tree does not change during the pass)
     for m, ps in owners.items():
-        present = frozenset(p for p in ps if get_path(tree, p) is not MISSING)
+        present = frozenset(p for p in ps if _find(tree, p, finder) is not MISSING)
         if present:
             out[m] = present
     return out
+
+
+def _find(tree: Any, path: Path, finder: ItemFinder) -> Any:
+    """``get_path(tree, path)``, with list items found through ``finder``."""
+    node = tree
+    for part in path:
+        kind = type(node)
+        if kind is dict:
+            node = node.get(part, MISSING)
+        elif kind is list:
+            node = finder.find(node, part, MISSING)
+        else:
+            node = _child(node, (), part)
+        if node is MISSING:
+            return MISSING
+    return node

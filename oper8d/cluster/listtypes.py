@@ -41,7 +41,7 @@ class Shape:
     without a schema (unknown kind, free-form content) has atomic lists and granular
     maps."""
 
-    __slots__ = ("_below", "_builtin", "_defs", "_schema")
+    __slots__ = ("_below", "_builtin", "_declared", "_defs", "_list_type", "_schema")
 
     def __init__(
         self, schema: Mapping[str, Any] | None, defs: Mapping[str, Any], builtin: bool = False
@@ -50,6 +50,8 @@ class Shape:
         # the shapes below, made once: a write walks the same ones every time (a render
         # of a big bundle made tens of thousands)
         self._below: dict[str | None, Shape] = {}
+        self._declared: dict[str, bool] = {}  # declares(), per field name
+        self._list_type: ListType | None = None
         # (only built-in definitions are reached through a $ref)
         self._builtin = builtin or (schema is not None and "$ref" in schema)
         self._schema = _resolve(schema, defs)
@@ -58,6 +60,12 @@ class Shape:
         """Whether a field ``name`` may be stored here: declared, a map's key, or under a
         schema that keeps unknown fields (a built-in free-form object, a custom one with
         ``x-kubernetes-preserve-unknown-fields``, or no schema at all)."""
+        declared = self._declared.get(name)
+        if declared is None:
+            declared = self._declared[name] = self._declares(name)
+        return declared
+
+    def _declares(self, name: str) -> bool:
         schema = self._schema
         if schema is None or schema.get("x-kubernetes-preserve-unknown-fields"):
             return True
@@ -96,6 +104,11 @@ class Shape:
         return below
 
     def list_type(self) -> ListType:
+        if self._list_type is None:
+            self._list_type = self._read_list_type()
+        return self._list_type
+
+    def _read_list_type(self) -> ListType:
         schema = self._schema
         if schema is None:
             return ATOMIC
@@ -168,8 +181,13 @@ class ListTypes:
         return Shape({**schema, "properties": props}, defs, builtin)
 
 
+#: how a list item's identity is written (``json.dumps`` with these settings, without
+#: building an encoder per call: a big render names thousands of items)
+_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
+
+
 def _json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return _ENCODE(value)
 
 
 def item_id(item: Any, list_type: ListType) -> str:
@@ -188,3 +206,46 @@ def is_item(item: Any, part: str) -> bool:
         keys = json.loads(part[2:])
         return isinstance(keys, dict) and _json({k: item.get(k) for k in keys}) == part[2:]
     return False
+
+
+class ItemFinder:
+    """``is_item`` for many path elements over lists that do not change meanwhile: each
+    list is indexed once per kind of element (``v:``, or ``k:`` with its key names), so
+    finding an item costs one lookup instead of a JSON encoding per item. Holds the lists
+    it indexed (an index is keyed by the list's ``id``); use one per pass, not across
+    changes."""
+
+    __slots__ = ("_indexes", "_keys")
+
+    def __init__(self) -> None:
+        self._indexes: dict[tuple[int, tuple[str, ...] | None], tuple[list[Any], dict[str, Any]]]
+        self._indexes = {}
+        self._keys: dict[str, tuple[str, ...] | None] = {}  # a k: element -> its key names
+
+    def find(self, items: list[Any], part: str, missing: Any) -> Any:
+        """The first item of ``items`` that ``part`` names, or ``missing``."""
+        if part.startswith("v:"):
+            keys: tuple[str, ...] | None = None
+        elif part.startswith("k:"):
+            if part not in self._keys:
+                parsed = json.loads(part[2:])
+                self._keys[part] = tuple(parsed) if isinstance(parsed, dict) else None
+            keys = self._keys[part]
+            if keys is None:
+                return missing
+        else:
+            return missing
+        slot = (id(items), keys)
+        entry = self._indexes.get(slot)
+        if entry is None:
+            index: dict[str, Any] = {}
+            for item in items:
+                if keys is None:
+                    ident = _json(item)
+                elif isinstance(item, Mapping):
+                    ident = _json({k: item.get(k) for k in keys})
+                else:
+                    continue
+                index.setdefault(ident, item)  # the first one, as is_item's scan finds
+            entry = self._indexes[slot] = (items, index)
+        return entry[1].get(part[2:], missing)

@@ -180,7 +180,9 @@ class Store(DeletionMixin):
             force=force,
             where=admission.describe(obj),
         )
-        new = self._defaulted(fields.clone(new), obj)  # defaults owned by nobody
+        # defaults owned by nobody; ``new`` shares nothing with ``live`` or the applied
+        # config (fields.server_side_apply builds it from copies), so it is filled in place
+        new = self._defaulted(new, obj)
         return self._write(key, _compose(new, key, entry.obj if entry else obj), owners)
 
     def put(self, obj: Obj, manager: str, *, merge: bool) -> Obj:

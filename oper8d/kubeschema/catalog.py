@@ -11,13 +11,11 @@ instance can serve several threads.
 
 from __future__ import annotations
 
-import difflib
 import gzip
 import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +107,8 @@ def group_of(api_version: str) -> str:
 
 def shipped_versions() -> list[str]:
     """Kubernetes versions whose built-in schemas ship with oper8d (``v1.34.4``, ...)."""
+    from importlib import resources
+
     names = [p.name for p in resources.files(DATA_PACKAGE).iterdir()]
     files = [n for n in names if n.endswith(".json.gz")]
     return sorted(n.removeprefix("k8s-").removesuffix(".json.gz") for n in files)
@@ -122,6 +122,18 @@ def _read(raw: bytes, where: str) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("format") != 1 or "defs" not in data:
         raise SchemaDataError(f"{where}: not a kubeschema data file (format 1)")
     return data
+
+
+def _shipped_file(name: str) -> bytes:
+    """A file of ``DATA_PACKAGE``: read from beside this module when oper8d is installed as
+    files (as it is), through ``importlib.resources`` otherwise (a zip), whose import costs
+    a few ms of every ``oper8d render``."""
+    here = Path(__file__).with_name("data") / name
+    if here.is_file():
+        return here.read_bytes()
+    from importlib import resources
+
+    return resources.files(DATA_PACKAGE).joinpath(name).read_bytes()
 
 
 class KubeSchemas:
@@ -158,7 +170,7 @@ class KubeSchemas:
     def builtin(cls, version: str = DEFAULT_VERSION) -> KubeSchemas:
         """The schemas shipped for ``version`` (see ``shipped_versions()``)."""
         try:
-            raw = resources.files(DATA_PACKAGE).joinpath(f"k8s-{version}.json.gz").read_bytes()
+            raw = _shipped_file(f"k8s-{version}.json.gz")
         except FileNotFoundError:
             have = ", ".join(shipped_versions())
             message = f"no Kubernetes schemas for {version} (shipped: {have})"
@@ -342,6 +354,8 @@ class KubeSchemas:
             message += f": {kind} is served as {' and '.join(served)}"
         else:
             kinds = sorted({k for av, k in self._kinds if av == api_version})
+            import difflib  # (only for an unknown kind)
+
             close = difflib.get_close_matches(kind, kinds, n=1, cutoff=0.6)
             if close:
                 message += f'; did you mean "{close[0]}"?'

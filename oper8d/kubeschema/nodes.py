@@ -15,7 +15,6 @@ value of a required field or, in a custom resource, a non-nullable list item.
 from __future__ import annotations
 
 import datetime
-import difflib
 from collections.abc import Callable
 from typing import Any
 
@@ -341,6 +340,8 @@ class ObjectNode(Node):
 
     def _unknown(self, key: Any, path: Path) -> str:
         message = f'unknown field "{format_path((*path, key))}"'
+        import difflib  # (only for a problem: a valid object does not load it)
+
         close = difflib.get_close_matches(str(key), list(self.props), n=1, cutoff=0.7)
         return f'{message}; did you mean "{close[0]}"?' if close else message
 

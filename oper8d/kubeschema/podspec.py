@@ -11,10 +11,12 @@ the apiserver's words.
 from __future__ import annotations
 
 import re
-from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oper8d.kubeschema.messages import Errors, MapKey, Path, enum_error, show_value
+
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 _QUANTITY = re.compile(
     r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?"
@@ -29,6 +31,8 @@ _HOOK_ACTIONS = ("exec", "httpGet", "tcpSocket", "sleep")
 def quantity_value(value: Any) -> Fraction | None:
     """The exact value of a quantity (``500m`` -> 1/2), or None when it is malformed
     (the schema check reports that)."""
+    from fractions import Fraction  # (with decimal: only objects with request and limit)
+
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):

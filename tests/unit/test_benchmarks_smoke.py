@@ -82,6 +82,15 @@ def test_render_benchmarks_report_every_measurement() -> None:
     assert all(len(row.samples) >= 1 and row.samples.median > 0 for row in rows)
 
 
+def test_the_render_stages_cover_a_whole_render_in_order() -> None:
+    rows = bench_render.bench_stages(components=2, repeat=1)
+
+    names = [row.name.removeprefix("render stage: ") for row in rows]
+    assert names[0] == "interpreter start"
+    assert names[-2:] == ["offline reconcile", "YAML output"]
+    assert all(len(row.samples) == 1 and row.samples.median >= 0 for row in rows)
+
+
 def test_steady_reconciles_of_generated_bundles_send_no_writes() -> None:
     rows = bench_reconcile.bench_reconcile(
         scenarios=(("chain", 3, 1024.0), ("independent", 2, None)),

@@ -10,8 +10,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import oper8d as oper8d_package
+from oper8d.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "operators"
@@ -123,3 +125,47 @@ def test_offline_commands_do_not_import_the_kubernetes_client(args: list[str]) -
     )
     assert proc.stdout, proc.stderr  # the command did its work
     assert proc.stderr.splitlines()[-1] == "kubernetes loaded: False"
+
+
+_TEARDOWN_PROBE = textwrap.dedent(
+    """
+    import atexit, sys
+    atexit.register(lambda: print("teardown ran", file=sys.stderr))
+    from oper8d.cli.process import run
+    run()
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "teardown"),
+    [
+        (["render", *WEBAPP_ARGS], 0, False),
+        (["validate", "examples/operators/fanout"], 0, False),
+        (["validate", "examples/operators/webapp", "--cr", "README.md"], 1, False),
+        (["graph", "examples/operators/stateful"], 0, False),
+        (["render", "no-such-bundle", "--cr", "README.md"], 2, False),
+        (["init", "--help"], 0, True),
+        (["--help"], 0, True),
+    ],
+    ids=["render", "validate", "validate-fails", "graph", "usage-error", "init", "help"],
+)
+def test_only_bounded_commands_end_without_the_interpreter_teardown(
+    args: list[str], code: int, teardown: bool
+) -> None:
+    """validate, render and graph end with os._exit once their output is flushed: same
+    output, same exit status; every other command ends the usual way (atexit runs)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _TEARDOWN_PROBE, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == code, proc.stderr
+    assert ("teardown ran" in proc.stderr) is teardown
+    if args[0] == "render" and code == 0:  # all of it, as the command wrote it in-process
+        in_process = CliRunner().invoke(main, args, catch_exceptions=False)
+        assert proc.stdout == in_process.stdout != ""
+    if code == 1:
+        assert proc.stderr.startswith("README.md:"), proc.stderr
