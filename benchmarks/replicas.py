@@ -1,10 +1,11 @@
-"""Operator replicas as separate OS processes, for ``benchmarks.bench_shards``.
+"""Operator replicas as separate OS processes, for ``benchmarks.bench_shards`` (and, as the
+base of ``tests/integration/procs.py``'s ``OperatorProcess``, for the integration tests).
 
-A ``Replica`` is one ``python -m oper8d run BUNDLE --sharding ...`` process against a
-kubeconfig, with its own /metrics and probe ports and its log in a file. The benchmark reads
-its Prometheus counters over HTTP (``metrics``) and its CPU time and memory straight from
-``/proc/<pid>`` (``cpu_seconds``, ``memory_kib``): reading /proc costs the replica nothing,
-so a CPU window is not disturbed by the reading. Linux only, as the test environment is.
+A ``Replica`` is one ``python -m oper8d run BUNDLE ...`` process against a kubeconfig, with
+its own /metrics and probe ports and its log in a file. The benchmark reads its Prometheus
+counters over HTTP (``metrics``) and its CPU time and memory straight from ``/proc/<pid>``
+(``cpu_seconds``, ``memory_kib``): reading /proc costs the replica nothing, so a CPU window
+is not disturbed by the reading. Linux only, as the test environment is.
 """
 
 from __future__ import annotations
@@ -54,10 +55,15 @@ class Replica:
         self._log: IO[bytes] | None = None
         self._popen: subprocess.Popen[bytes] | None = None
 
-    def start(self, log_level: str) -> Replica:
+    def start(self, log_level: str = "INFO") -> Replica:
         self._log = self.log_path.open("ab")
         path = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
-        env = {**os.environ, "PYTHONPATH": path, "OPER8D_LOG_LEVEL": log_level}
+        env = {
+            **os.environ,
+            "PYTHONPATH": path,
+            "OPER8D_LOG_LEVEL": log_level,
+            "PYTHONUNBUFFERED": "1",
+        }
         self._popen = subprocess.Popen(
             self.argv,
             cwd=REPO_ROOT,
@@ -83,31 +89,26 @@ class Replica:
     def running(self) -> bool:
         return self._popen is not None and self._popen.poll() is None
 
-    def tail(self, lines: int = 30) -> str:
-        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-        return "\n".join(text.splitlines()[-lines:])
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
-    def wait_ready(self, timeout: float) -> None:
+    def tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log_text().splitlines()[-lines:])
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
         """Until /readyz answers 200 (its informers listed their kinds)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.running:
                 raise RuntimeError(f"{self.name} exited before it was ready:\n{self.tail()}")
-            if _get(f"http://127.0.0.1:{self.health_port}/readyz")[0] == 200:
+            if http_get(f"http://127.0.0.1:{self.health_port}/readyz")[0] == 200:
                 return
             time.sleep(0.2)
         raise TimeoutError(f"{self.name} not ready after {timeout:.0f}s:\n{self.tail()}")
 
     def metrics(self) -> list[Sample]:
         """Every sample of the replica's /metrics."""
-        status, body = _get(f"http://127.0.0.1:{self.metrics_port}/metrics")
-        if status != 200:
-            raise RuntimeError(f"/metrics of {self.name} answered {status}: {body[:200]}")
-        return [
-            (s.name, dict(s.labels), float(s.value))
-            for family in text_string_to_metric_families(body)
-            for s in family.samples
-        ]
+        return scrape_metrics(self.metrics_port)
 
     def cpu_seconds(self) -> float:
         """User + system CPU time of the process so far (/proc/<pid>/stat)."""
@@ -123,11 +124,14 @@ class Replica:
                 values[key] = int(rest.split()[0])
         return values.get("VmRSS", 0), values.get("VmHWM", 0)
 
-    def kill(self) -> None:
-        """SIGKILL and reap: no Lease released, no reconcile finished."""
-        if self._popen is not None and self._popen.poll() is None:
+    def kill(self, timeout: float = 10.0) -> int | None:
+        """SIGKILL and reap: no Lease released, no reconcile finished. The exit status
+        (``-SIGKILL``; None when it was never started)."""
+        if self._popen is None:
+            return None
+        if self._popen.poll() is None:
             self._popen.send_signal(signal.SIGKILL)
-            self._popen.wait(10)
+        return self._popen.wait(timeout)
 
     def stop(self) -> None:
         """SIGTERM, SIGKILL after 15 s; close the log."""
@@ -143,8 +147,22 @@ class Replica:
             self._log = None
 
 
-def total(samples: list[Sample], metric: str, **labels: str) -> float:
-    """The sum of the samples of ``metric`` whose labels include ``labels``."""
+def scrape_metrics(port: int) -> list[Sample]:
+    """Every sample of ``/metrics`` on 127.0.0.1:``port`` (a process's or an in-process
+    manager's metrics server)."""
+    status, body = http_get(f"http://127.0.0.1:{port}/metrics")
+    if status != 200:
+        raise RuntimeError(f"/metrics on port {port} answered {status}: {body[:200]}")
+    return [
+        (s.name, dict(s.labels), float(s.value))
+        for family in text_string_to_metric_families(body)
+        for s in family.samples
+    ]
+
+
+def total(samples: list[Sample], metric: str, /, **labels: str) -> float:
+    """The sum of the samples of ``metric`` whose labels include ``labels`` (a label may
+    be called ``name``, as the work queue's are)."""
     return sum(
         value
         for name, have, value in samples
@@ -178,7 +196,8 @@ def operator_argv(bundle: Path, kubeconfig: Path, extra: Sequence[str]) -> list[
     ]
 
 
-def _get(url: str) -> tuple[int | None, str]:
+def http_get(url: str) -> tuple[int | None, str]:
+    """``(status, body)`` of GET ``url``; status None when nothing answers."""
     try:
         with urllib.request.urlopen(url, timeout=10) as response:
             return response.status, response.read().decode()

@@ -5,75 +5,34 @@ known, and bounded waits on it.
 Used by tests/integration/test_operator_process.py: ``OperatorLauncher`` starts processes
 (and stops every one it started when the test ends); ``OperatorProcess`` reads the log
 (JSON lines, ``--log-format json``), the probes and ``/metrics`` of one of them, and sends it
-signals.
+signals. The process itself is ``benchmarks.replicas.Replica``, which the benchmark of
+sharded replicas runs too.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import IO
 
-from prometheus_client.parser import text_string_to_metric_families
+from benchmarks.replicas import Replica, Sample, free_port, http_get, scrape_metrics
+from benchmarks.replicas import total as metric_value
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-#: one sample of a Prometheus exposition: (name, labels, value)
-Sample = tuple[str, dict[str, str], float]
-
-
-def http_get(url: str) -> tuple[int | None, str]:
-    """``(status, body)`` of GET ``url``; status None when nothing answers."""
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as err:
-        with err:
-            return err.code, err.read().decode()
-    except (urllib.error.URLError, OSError) as err:
-        return None, str(err)
-
-
-def scrape_metrics(port: int) -> list[Sample]:
-    """Every sample of ``/metrics`` on 127.0.0.1:``port`` (a process's or an in-process
-    manager's metrics server)."""
-    status, body = http_get(f"http://127.0.0.1:{port}/metrics")
-    if status != 200:
-        raise AssertionError(f"/metrics on port {port} answered {status}: {body}")
-    return [
-        (s.name, dict(s.labels), float(s.value))
-        for family in text_string_to_metric_families(body)
-        for s in family.samples
-    ]
-
-
-def metric_value(samples: list[Sample], metric: str, /, **labels: str) -> float:
-    """The sum of the samples called ``metric`` whose labels include ``labels`` (a label
-    may be called ``name``, as the work queue's are)."""
-    return sum(
-        value
-        for sample, have, value in samples
-        if sample == metric and all(have.get(k) == v for k, v in labels.items())
-    )
+__all__ = [
+    "LogRecord",
+    "OperatorLauncher",
+    "OperatorProcess",
+    "Sample",
+    "free_port",
+    "http_get",
+    "metric_value",
+    "scrape_metrics",
+]
 
 
 @dataclass(frozen=True)
@@ -115,45 +74,11 @@ def _epoch(ts: object) -> float | None:
     return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
 
 
-class OperatorProcess:
-    """One running ``oper8d run`` process (see the module docstring)."""
+class OperatorProcess(Replica):
+    """One running ``oper8d run`` process (see the module docstring): the benchmark's
+    ``Replica`` (the process, its ports, its log file, /readyz and /metrics), plus what the
+    tests read and send."""
 
-    def __init__(
-        self,
-        name: str,
-        argv: Sequence[str],
-        log_path: Path,
-        *,
-        health_port: int,
-        metrics_port: int,
-    ):
-        self.name = name
-        self.argv = list(argv)
-        self.log_path = log_path
-        self.health_port = health_port
-        self.metrics_port = metrics_port
-        self._log: IO[bytes] | None = None
-        self._popen: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> OperatorProcess:
-        self._log = self.log_path.open("ab")
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-            "OPER8D_LOG_LEVEL": "INFO",
-            "PYTHONUNBUFFERED": "1",
-        }
-        self._popen = subprocess.Popen(
-            self.argv,
-            cwd=REPO,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-        )
-        return self
-
-    # -- the process ---------------------------------------------------------------------
     @property
     def popen(self) -> subprocess.Popen[bytes]:
         if self._popen is None:
@@ -161,26 +86,8 @@ class OperatorProcess:
         return self._popen
 
     @property
-    def pid(self) -> int:
-        return self.popen.pid
-
-    @property
-    def identity(self) -> str:
-        """The leader-election identity the manager gives itself: ``<hostname>_<pid>``."""
-        return f"{socket.gethostname()}_{self.pid}"
-
-    @property
-    def running(self) -> bool:
-        return self.popen.poll() is None
-
-    @property
     def returncode(self) -> int | None:
         return self.popen.poll()
-
-    def kill(self, timeout: float = 10.0) -> int:
-        """SIGKILL and reap; returns the exit status (``-SIGKILL``)."""
-        self.popen.send_signal(signal.SIGKILL)
-        return self.popen.wait(timeout)
 
     def terminate(self, timeout: float) -> int:
         """SIGTERM and wait at most ``timeout`` seconds for the exit status; a process still
@@ -193,23 +100,7 @@ class OperatorProcess:
                 f"{self.name} still running {timeout:.0f}s after SIGTERM; log:\n{self.tail()}"
             ) from None
 
-    def stop(self) -> None:
-        """Teardown: SIGTERM, then SIGKILL after 15 s; close the log file."""
-        if self._popen is not None and self._popen.poll() is None:
-            self._popen.send_signal(signal.SIGTERM)
-            try:
-                self._popen.wait(15)
-            except subprocess.TimeoutExpired:
-                self._popen.kill()
-                self._popen.wait(10)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-
     # -- the log -------------------------------------------------------------------------
-    def log_text(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-
     def records(self) -> list[LogRecord]:
         return [LogRecord.parse(line) for line in self.log_text().splitlines() if line.strip()]
 
@@ -217,38 +108,11 @@ class OperatorProcess:
         """The log records whose message starts with ``starting``."""
         return [r for r in self.records() if r.msg.startswith(starting)]
 
-    def tail(self, lines: int = 40) -> str:
-        return "\n".join(self.log_text().splitlines()[-lines:])
-
     # -- HTTP: probes and metrics --------------------------------------------------------
     def http_get(self, path: str, port: int | None = None) -> tuple[int | None, str]:
         """``(status, body)`` of GET ``path`` on the health port (or ``port``); status None
         when nothing answers."""
         return http_get(f"http://127.0.0.1:{port or self.health_port}{path}")
-
-    def wait_ready(self, timeout: float = 60.0) -> None:
-        """Poll /readyz until it answers 200 (the informer caches are synced); fail with the
-        log when the process exits or ``timeout`` passes."""
-        deadline = time.monotonic() + timeout
-        last: tuple[int | None, str] = (None, "")
-        while time.monotonic() < deadline:
-            if not self.running:
-                raise AssertionError(
-                    f"{self.name} exited with {self.returncode} before it was ready; "
-                    f"log:\n{self.tail()}"
-                )
-            last = self.http_get("/readyz")
-            if last[0] == 200:
-                return
-            time.sleep(0.1)
-        raise AssertionError(
-            f"{self.name} not ready after {timeout:.0f}s (last /readyz: {last}); "
-            f"log:\n{self.tail()}"
-        )
-
-    def metrics(self) -> list[Sample]:
-        """Every sample of this process's /metrics."""
-        return scrape_metrics(self.metrics_port)
 
     def metric(self, metric: str, /, **labels: str) -> float:
         """The sum of this process's samples called ``metric`` whose labels include
@@ -275,7 +139,6 @@ class OperatorLauncher:
         install_crds: bool = False,
         extra: Sequence[str] = (),
     ) -> OperatorProcess:
-        health, metrics = free_port(), free_port()
         argv = [
             sys.executable,
             "-m",
@@ -286,10 +149,6 @@ class OperatorLauncher:
             str(self.kubeconfig),
             "--namespace",
             namespace,
-            "--health-probe-bind-address",
-            f"127.0.0.1:{health}",
-            "--metrics-bind-address",
-            f"127.0.0.1:{metrics}",
             "--log-format",
             "json",
         ]
@@ -309,9 +168,8 @@ class OperatorLauncher:
             argv.append("--install-crds")
         argv += list(extra)
         log_path = self.log_dir / f"{name}-{len(self.started)}.log"
-        proc = OperatorProcess(
-            name, argv, log_path, health_port=health, metrics_port=metrics
-        ).start()
+        proc = OperatorProcess(name, argv, log_path)
+        proc.start()
         self.started.append(proc)
         return proc
 
