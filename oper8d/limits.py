@@ -16,18 +16,47 @@ a CR's condition tells the reader which limit was reached and how to raise it.
 (even self-containing) objects that every later walk (JSON, diff, apply) expands, so an
 alias bomb of a few hundred bytes becomes gigabytes there. Text templates check their parsed
 documents with it (``template.compiled.TextTemplate.render``).
+
+:func:`bounded_work` pauses the cyclic garbage collector for work these limits bound (a
+bundle load, an offline run, a short command): it builds many objects and leaves little
+garbage, and the collector's passes over everything the process holds cost more than that.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from oper8d.errors import Oper8dError
 
-__all__ = ["LimitExceeded", "Limits", "camel", "check_structure", "parse_limit_overrides"]
+__all__ = [
+    "LimitExceeded",
+    "Limits",
+    "bounded_work",
+    "camel",
+    "check_structure",
+    "parse_limit_overrides",
+]
+
+
+@contextlib.contextmanager
+def bounded_work() -> Iterator[None]:
+    """No cyclic garbage collection inside (see the module docstring); the collector is
+    restored afterwards, so a caller that had it off keeps it off (nested uses, tests
+    running commands in-process); what the work left is collected once it is back on."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
 
 MiB = 1024 * 1024
 

@@ -9,7 +9,6 @@ as one ``BundleError`` so a user fixes a bundle in one pass.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -57,7 +56,7 @@ from oper8d.bundle.validate import SchemaSet, check_spec_schema
 from oper8d.clock import parse_duration
 from oper8d.errors import BundleError, Problem, SourcePos
 from oper8d.kubeschema import KubeSchemas
-from oper8d.limits import Limits
+from oper8d.limits import Limits, bounded_work
 from oper8d.template import Expr, TemplateEngine
 
 OPERATOR_FILE = "operator.yaml"
@@ -88,16 +87,12 @@ def load_bundle(
         )
     limits = limits if limits is not None else Limits()
     store = open_store(root, limits) if cache else None
-    enabled = gc.isenabled()
-    # no cyclic garbage collection while the compile builds its (acyclic, mostly) objects:
-    # the collector's passes over them cost a sixth of a load; anything left is collected
-    # once it is back on
-    gc.disable()
+    # the collector's passes over the compile's (acyclic, mostly) objects cost a sixth of
+    # a load
     try:
-        return _Compiler(root, limits, store, builtin_schemas).compile()
+        with bounded_work():
+            return _Compiler(root, limits, store, builtin_schemas).compile()
     finally:
-        if enabled:
-            gc.enable()
         if store is not None:
             store.save()  # also after problems: the templates that compiled are kept
 

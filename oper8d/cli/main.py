@@ -9,10 +9,8 @@ each command imports what it needs when it runs.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import importlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +29,7 @@ from oper8d.cli.inputs import (
 from oper8d.cli.process import ProcessRun
 from oper8d.cli.schemas import schema_options
 from oper8d.errors import Oper8dError, ReconcileError
+from oper8d.limits import bounded_work
 
 #: commands kept in their own modules, imported the first time they are looked up (a
 #: render does not load the controller's options, the test runner or the scaffolding)
@@ -126,7 +125,7 @@ def validate(bundle: str, cr_path: str | None) -> None:
     Prints every problem found, one a line, as file:line:col: message, and exits 1;
     prints a one-line summary and exits 0 when there is none.
     """
-    with _bounded():
+    with bounded_work():
         _validate(bundle, cr_path)
 
 
@@ -185,7 +184,7 @@ def render(
     Secret values, and values from Secrets wherever they appear, are shown as *** unless
     --show-secrets is given; with -o, files that hold a Secret are created mode 0600.
     """
-    with _bounded():
+    with bounded_work():
         _render(bundle, cr_path, output_dir, show_secrets, crd_dirs, kube_schemas)
 
 
@@ -280,23 +279,8 @@ def graph(bundle: str, fmt: str) -> None:
     """
     from oper8d.cli.graphs import render_graph
 
-    with _bounded():
+    with bounded_work():
         click.echo(render_graph(load_bundle_or_exit(bundle), fmt), nl=False)
-
-
-@contextlib.contextmanager
-def _bounded() -> Iterator[None]:
-    """No cyclic garbage collection during a command whose work is bounded (one bundle,
-    one CR: the limits cap both): it allocates many objects and leaves little garbage, and
-    the collector's passes over everything the process holds cost more than that garbage.
-    The collector is restored afterwards (commands also run in-process, in tests)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _plural(n: int, noun: str) -> str:
