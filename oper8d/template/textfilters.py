@@ -16,7 +16,8 @@ what that text means to them:
   changes when the config does). Its result is then a value: printed, it is one scalar,
   however it came to be (the tenant's text it holds can never add a key, an item or an
   object). A filter that picks one of its arguments (``default``, ``first``) gives that
-  argument back unchanged. Without tokens in its arguments such a filter still refuses to
+  argument back unchanged. ``from_json`` parses the text as written instead (tokens and
+  all): a value stays inside the JSON string it was printed in. Without tokens in its arguments such a filter still refuses to
   join printed structure to a value (``check_joined``).
 
 A ``{% filter %}`` block's result would be written to the text as it is (Jinja does not
@@ -50,6 +51,10 @@ PRESERVING_FILTERS = ("indent", "nindent")
 #: filters that keep structure structure when called without arguments (``trim`` drops the
 #: whitespace around the text; with characters to drop it could cut a token)
 TRIMMING_FILTERS = ("trim",)
+#: filters that parse their text into data: they parse it as written, tokens and all, so
+#: a value stays inside the JSON string it was printed in (given the values, a tenant's
+#: ``"}, "securityContext": {...`` would become keys: Helm's ``fromJson (include ...)``)
+PARSING_FILTERS = ("from_json",)
 
 
 def trusted_filters(filters: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
@@ -70,7 +75,9 @@ def trusted_filters(filters: Mapping[str, Callable[..., Any]]) -> dict[str, Call
     out.pop("safe", None)
     special = {*STRUCTURE_FILTERS, *PRESERVING_FILTERS, *MARKUP_FILTERS}
     for name in out.keys() - special:
-        out[name] = _guarded(out[name], trims=name in TRIMMING_FILTERS)
+        out[name] = _guarded(
+            out[name], trims=name in TRIMMING_FILTERS, parses=name in PARSING_FILTERS
+        )
     return out
 
 
@@ -94,13 +101,17 @@ def _prepared(args: tuple[Any, ...], nonce: str | None) -> tuple[tuple[Any, ...]
     return (args if listed is None else tuple(listed)), found
 
 
-def _guarded(function: Callable[..., Any], trims: bool = False) -> Callable[..., Any]:
+def _guarded(
+    function: Callable[..., Any], trims: bool = False, parses: bool = False
+) -> Callable[..., Any]:
     """Any other filter (module docstring). Text holding tokens is given to it with the
     values in place and its text result is a value; otherwise a value may not meet
     printed structure inside it (``join`` with a macro's output as separator,
     ``m() | format(v)``, ``to_yaml | replace('x', v)``: Markup escapes the value for HTML
     and the result would print raw), checked when the result is Markup. ``trims``: the
-    filter keeps structure structure when called with its value alone (``trim``)."""
+    filter keeps structure structure when called with its value alone (``trim``);
+    ``parses``: it parses its text into data, so it is given the tokens, never the values
+    (``PARSING_FILTERS``)."""
     pass_arg = getattr(function, "jinja_pass_arg", None)
 
     @pass_context
@@ -112,7 +123,7 @@ def _guarded(function: Callable[..., Any], trims: bool = False) -> Callable[...,
         args, found = _prepared(args, nonce)
         if kwargs and nonce is not None and not found:
             found = _prepared(tuple(kwargs.values()), nonce)[1]
-        if found and isinstance(slots, Slots):
+        if found and isinstance(slots, Slots) and not parses:
             return _over_values(function, _passed(pass_arg, context), slots, args, kwargs)
         result = function(*_passed(pass_arg, context), *args, **kwargs)
         if isinstance(result, Markup):

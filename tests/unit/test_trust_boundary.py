@@ -439,3 +439,25 @@ def test_structure_printed_with_nindent_or_indent_lands_where_it_is_printed(sour
     (obj,) = TemplateEngine().text(source, "t.yaml").render({"v": hostile, "items": [hostile]})
     assert list(obj) == ["spec"]
     assert "hostNetwork" not in obj["spec"]
+
+
+@pytest.mark.parametrize(
+    "made",
+    [
+        '{% set c %}{"name": "app", "memory": "{{ v }}"}{% endset %}',
+        '{% macro m() %}{"name": "app", "memory": "{{ v }}"}{% endmacro %}{% set c = m() %}',
+    ],
+)
+def test_json_a_template_made_and_parses_keeps_a_value_inside_its_string(made: str) -> None:
+    # Helm's fromJson (include ...) idiom: the value closing its JSON string must not add
+    # keys (found by an outside tester: securityContext.privileged from spec.memory)
+    from oper8d.template import TemplateEngine
+
+    template = TemplateEngine().text(
+        made + "\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
+        "data: {{ c | from_json | to_json }}\n",
+        "t.yaml",
+    )
+    hostile = '1"}, "privileged": "true'
+    (only,) = template.render({"v": hostile})
+    assert only["data"] == {"name": "app", "memory": hostile}
