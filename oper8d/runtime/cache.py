@@ -12,7 +12,10 @@ one; an exact apiVersion is preferred) when the request is within the informer's
 * a get that such an informer misses is answered "absent" without a request when a
   metadata-only informer of the complementary selector (``!key`` for ``key``) does not hold
   the name either: the manager watches the names of the owned kinds' unlabelled objects,
-  so the first rollout of a CR does not GET each object before creating it.
+  so the first rollout of a CR does not GET each object before creating it. Not for a
+  name the labelled informer held before (``held_before``): an object deleted, or its
+  label removed, and at once replaced by someone else's, would not be seen in time by the
+  names-only informer, so the name is read from the server (and a foreign object refused).
 
 With sharding (``runtime.sharding``) an informer holds one slice of the hash space only,
 so a read outside it must not be answered from it: an object it holds is served only when
@@ -69,6 +72,10 @@ class CacheSource(Protocol):
     def has_synced(self) -> bool: ...
 
     def get(self, name: str, namespace: str | None = None) -> Obj | None: ...
+
+    def held_before(self, name: str, namespace: str | None = None) -> bool:
+        """Whether an object of this name left the informer since it started."""
+        ...
 
     def list(
         self, namespace: str | None = None, label_selector: str | None = None
@@ -164,12 +171,14 @@ class CachedCluster:
                     return obj
                 if not informer.label_selector and (self._within_shards or _decides(shard, scope)):
                     return None
-                if informer.label_selector and _decides(shard, scope):
-                    missed.add(informer.label_selector)
+                selector = informer.label_selector
+                if selector and _decides(shard, scope) and not informer.held_before(name, scope):
+                    missed.add(selector)
                 continue
             if obj is not None or not informer.label_selector:
                 return obj
-            missed.add(informer.label_selector)
+            if not informer.held_before(name, scope):
+                missed.add(informer.label_selector)
         if missed and self._absent(api_version, kind, name, scope, missed):
             return None
         return self.cluster.get(api_version, kind, name, namespace)

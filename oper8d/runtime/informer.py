@@ -90,6 +90,9 @@ _RESYNC_POLL = 1.0
 #: objects per list request, as client-go's reflector asks
 PAGE_SIZE = 500
 
+#: names of departed objects an informer remembers (``held_before``; about 100 bytes each)
+MAX_DEPARTED = 100_000
+
 
 class Informer:
     """A listed and watched kind; see the module docstring.
@@ -158,6 +161,8 @@ class Informer:
         self._lock = threading.Lock()
         self._store = ObjectStore()  # what reads see (includes observed writes)
         self._seen: dict[tuple[str, str], Obj] = {}  # what handlers were last told
+        self._departed: set[tuple[str, str]] = set()  # keys that left (``held_before``)
+        self._departed_overflow = False
         self._handlers: list[Handler] = []
         self._events: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._synced = threading.Event()
@@ -239,6 +244,14 @@ class Informer:
                 and selector.matches((obj.get("metadata") or {}).get("labels"))
             ]
             return [copy_obj(obj) for obj in found]
+
+    def held_before(self, name: str, namespace: str | None = None) -> bool:
+        """Whether an object of this name left the store (deleted, or no longer selected)
+        since the informer started: its absence now does not show that the name is free
+        (another may have just created it, unseen yet). True for every name once more than
+        ``MAX_DEPARTED`` names have left."""
+        with self._lock:
+            return self._departed_overflow or (namespace or "", name) in self._departed
 
     def by_owner(self, uid: str) -> builtins.list[Obj]:
         """Objects labelled ``oper8d.io/owner-uid: <uid>`` (what one CR deployed)."""
@@ -450,13 +463,21 @@ class Informer:
 
     def _apply_change(self, change: WatchChange) -> Event:
         with self._lock:
-            return apply_change(self._seen, self._store, change)
+            event = apply_change(self._seen, self._store, change, self._departed)
+            self._bound_departed()
+            return event
 
     def _apply_replace(self, listing: Relisted) -> builtins.list[Event]:
         with self._lock:
-            self._seen, events = apply_relist(self._seen, self._store, listing)
+            self._seen, events = apply_relist(self._seen, self._store, listing, self._departed)
             self._listed_shard = listing.shard
+            self._bound_departed()
         return events
+
+    def _bound_departed(self) -> None:
+        if len(self._departed) > MAX_DEPARTED:  # from now on every name may have been held
+            self._departed.clear()
+            self._departed_overflow = True
 
     def _notify(self, events: builtins.list[Event]) -> None:
         with self._lock:

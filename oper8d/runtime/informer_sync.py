@@ -10,7 +10,9 @@ holding the informer's lock, and then tells the handlers the events they return:
 * a relist is diffed against what handlers saw, so after a gap they get ADDED / MODIFIED /
   DELETED for exactly what changed (nothing for objects at the same resourceVersion);
 * a stored object we wrote after the event or the list's snapshot stays until its own
-  watch event arrives (read-your-writes).
+  watch event arrives (read-your-writes);
+* the key of an object that left is remembered as ``departed``: that a name is absent now
+  does not show that nobody else holds it (``runtime.cache``).
 
 Kept apart from the informer's threads so that each is short enough to read whole.
 """
@@ -47,8 +49,11 @@ class WatchChange:
     obj: Obj
 
 
-def apply_change(seen: dict[Key, Obj], store: ObjectStore, change: WatchChange) -> Event:
-    """Apply one watch event to ``seen`` and ``store``; the event handlers get."""
+def apply_change(
+    seen: dict[Key, Obj], store: ObjectStore, change: WatchChange, departed: set[Key]
+) -> Event:
+    """Apply one watch event to ``seen`` and ``store``; the event handlers get. The key of
+    an object that left (deleted, or no longer selected) is added to ``departed``."""
     obj, key = change.obj, key_of(change.obj)
     old = seen.get(key)
     stored = store.get(key)
@@ -56,6 +61,7 @@ def apply_change(seen: dict[Key, Obj], store: ObjectStore, change: WatchChange) 
     keep_stored = stored is not None and newer(stored, obj) is True
     if change.type == "DELETED":
         seen.pop(key, None)
+        departed.add(key)
         if not keep_stored:
             store.remove(key)
         return ("DELETED", obj, old)
@@ -66,9 +72,10 @@ def apply_change(seen: dict[Key, Obj], store: ObjectStore, change: WatchChange) 
 
 
 def apply_relist(
-    seen: dict[Key, Obj], store: ObjectStore, listing: Relisted
+    seen: dict[Key, Obj], store: ObjectStore, listing: Relisted, departed: set[Key]
 ) -> tuple[dict[Key, Obj], list[Event]]:
-    """Apply a list to ``store``; the new ``seen`` and the events handlers get."""
+    """Apply a list to ``store``; the new ``seen`` and the events handlers get (the keys of
+    objects gone since are added to ``departed``)."""
     listed = {key_of(obj): obj for obj in listing.items}
     events: list[Event] = []
     for key, obj in listed.items():
@@ -77,7 +84,9 @@ def apply_relist(
             events.append(("ADDED", obj, None))
         elif resource_version(old) != resource_version(obj):
             events.append(("MODIFIED", obj, old))
-    events += [("DELETED", old, old) for key, old in seen.items() if key not in listed]
+    gone = [key for key in seen if key not in listed]
+    departed.update(gone)
+    events += [("DELETED", seen[key], seen[key]) for key in gone]
     list_version = {"metadata": {"resourceVersion": listing.resource_version}}
     for key in set(store.keys()) | set(listed):
         stored = store.get(key)

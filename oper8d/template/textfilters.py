@@ -17,8 +17,9 @@ what that text means to them:
   however it came to be (the tenant's text it holds can never add a key, an item or an
   object). A filter that picks one of its arguments (``default``, ``first``) gives that
   argument back unchanged. ``from_json`` parses the text as written instead (tokens and
-  all): a value stays inside the JSON string it was printed in. Without tokens in its arguments such a filter still refuses to
-  join printed structure to a value (``check_joined``).
+  all): a value stays inside the JSON string it was printed in. Without tokens in its
+  arguments such a filter still refuses to join printed structure to a value
+  (``check_joined``).
 
 A ``{% filter %}`` block's result would be written to the text as it is (Jinja does not
 finalize it); :func:`text_code_generator` routes it through ``finalize`` like any

@@ -67,9 +67,13 @@ class FakeInformer:
         self.objects = [copy_obj(o) for o in objects]
         self.synced = synced
         self.observed: list[Obj] = []
+        self.departed: set[tuple[str, str]] = set()
 
     def has_synced(self) -> bool:
         return self.synced
+
+    def held_before(self, name: str, namespace: str | None = None) -> bool:
+        return (namespace or "", name) in self.departed
 
     def get(self, name: str, namespace: str | None = None) -> Obj | None:
         found = [o for o in self.objects if key_of(o) == (namespace or "", name)]
@@ -301,6 +305,22 @@ def test_an_unlabelled_object_of_that_name_is_read_from_the_server(api: FakeApi)
         api.get("v1", "ConfigMap", "admin", "a")
     ]
     assert api.requests["list"] == 1  # names only: never a list's answer
+
+
+def test_a_name_the_labelled_informer_held_before_is_read_from_the_server(api: FakeApi) -> None:
+    # ours was deleted (or unlabelled) and an admin at once made one of that name: the
+    # names-only informer may not have seen it yet, so absence proves nothing
+    api.apply(configmap("a", "admin", "api"), field_manager="test")
+    labelled = cached_configmaps(label_selector="tier")
+    labelled.departed.add(("a", "admin"))
+    cached = CachedCluster(
+        api,  # type: ignore[arg-type]
+        {1: labelled, 2: names_of_unlabelled()},  # type: ignore[dict-item]
+    )
+    api.reset_requests()
+
+    assert source(cached.get("v1", "ConfigMap", "admin", "a")) == "api"
+    assert api.requests["get"] == 1
 
 
 @pytest.mark.parametrize(
