@@ -33,15 +33,17 @@ def namespace_problems(controller: ControllerSpec) -> list[Problem]:
     """Each ``namespace:`` of ``controller``'s resources that reads a name the CR author
     controls, at its position."""
     found = []
-    for res in _resources(controller):
+    for res, item in _resources(controller):
         expr = res.namespace
         if expr is None or expr.compiled is None:
             continue
-        tenant = sorted(_names(expr) - NAMESPACE_NAMES)
+        # a forEach item named like an allowed name (``as: namespace``) hides that name
+        tenant = sorted(_names(expr) - (NAMESPACE_NAMES - {item}))
         if tenant:
+            read = [f"the forEach item {n}" if n == item else n for n in tenant]
             found.append(
                 Problem(
-                    f"`namespace: {expr.source}` reads {', '.join(tenant)}: a CR author would "
+                    f"`namespace: {expr.source}` reads {', '.join(read)}: a CR author would "
                     "choose the namespace the operator writes to. A declared namespace may "
                     f"read only {', '.join(sorted(NAMESPACE_NAMES))}",
                     expr.pos,
@@ -50,15 +52,23 @@ def namespace_problems(controller: ControllerSpec) -> list[Problem]:
     return found
 
 
-def _resources(controller: ControllerSpec) -> Iterator[ResourceSpec]:
+def _resources(controller: ControllerSpec) -> Iterator[tuple[ResourceSpec, str | None]]:
+    """Each resource, and the name its component's forEach item goes by (None: none)."""
     for comp in controller.components:
-        yield from comp.resources
+        item = comp.for_each.var if comp.for_each is not None else None
+        for res in comp.resources:
+            yield res, item
     for hook in controller.hooks:
-        yield from hook.resources
+        for res in hook.resources:
+            yield res, None
 
 
 def _names(expr: Expr) -> set[str]:
+    """The names ``expr`` reads from its context (Jinja's own globals included: the CR's
+    ``namespace`` shadows Jinja's ``namespace()``)."""
+    env = Environment()
+    env.globals.clear()
     try:
-        return set(find_undeclared_variables(Environment().parse(expr.source)))
+        return set(find_undeclared_variables(env.parse(expr.source)))
     except TemplateError:  # reported by the template engine when it compiled
         return set()

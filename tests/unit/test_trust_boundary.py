@@ -245,6 +245,29 @@ def test_a_declared_namespace_reading_what_a_cr_author_chooses_is_a_bundle_error
     assert "operator.yaml:" in str(info.value)
 
 
+@pytest.mark.parametrize("item", ["namespace", "config", "operator"])
+def test_a_foreach_item_named_like_an_allowed_name_cannot_choose_the_namespace(
+    tmp_path: Path, item: str
+) -> None:
+    # forEach as: namespace made `namespace: "{{ namespace }}"` read the tenant's item
+    # (found by the third outside tester)
+    controller = (
+        "components:\n"
+        "  - name: a\n"
+        f"    forEach: {{items: '{{{{ spec.targets }}}}', as: {item}}}\n"
+        "    resources:\n"
+        "      - name: cm\n"
+        f'        namespace: "{{{{ {item} }}}}"\n'
+        "        object:\n"
+        "          apiVersion: v1\n"
+        "          kind: ConfigMap\n"
+        "          metadata: {name: x}\n"
+    )
+    with pytest.raises(BundleError) as info:
+        load_bundle(write_bundle(tmp_path / "b", controller))
+    assert f"reads the forEach item {item}: a CR author would choose" in str(info.value)
+
+
 def test_a_declared_namespace_may_derive_from_the_crs_own_namespace(tmp_path: Path) -> None:
     bundle = write_bundle(
         tmp_path / "b",
