@@ -2,7 +2,8 @@
 
 Used by the manager after each reconcile: an event is recorded only when the CR's Ready or
 Updating condition changed (reason or status), so steady reconciles record nothing. Until
-a CR's first rollout is done only failures (Warnings) are recorded: its steps
+a CR's first rollout is done only failures (Warnings) are recorded, and after one every
+change, so its recovery shows too: its steps
 (Initializing, InProgress, then Ready) are in its status and in ``kubectl get``'s Ready
 column, and an Event per step would cost a request per step and per CR. After it, every
 change is recorded: the CR stops being Ready or is Ready again, an update starts or ends.
@@ -26,6 +27,11 @@ log = logging.getLogger("oper8d.events")
 
 MAX_MESSAGE = 1024
 
+#: condition reasons recorded as Warnings
+FAILURES = frozenset({"ConfigError", "Errored", "ClusterError"})
+#: CRs remembered as having failed their first rollout (``EventRecorder._failed``)
+MAX_FAILED_FIRST = 10_000
+
 
 class EventSink(Protocol):
     """Creates objects (``KubeCluster``, ``MemoryCluster``): one POST per Event."""
@@ -41,6 +47,14 @@ class EventRecorder:
         self.controller = controller
         self.clock = clock or SystemClock()
         self.instance = socket.gethostname()
+        #: CRs whose first rollout failed: every change of theirs is recorded from then on,
+        #: so the recovery follows the Warnings in ``kubectl describe``
+        self._failed: set[str] = set()
+
+    def _failed_first_rollout(self, uid: str) -> None:
+        if len(self._failed) >= MAX_FAILED_FIRST:
+            self._failed.clear()  # a bound; at worst a recovery goes unrecorded
+        self._failed.add(uid)
 
     def record(self, cr: Obj, *, type_: str, reason: str, note: str, action: str) -> None:
         meta = cr["metadata"]
@@ -80,6 +94,9 @@ class EventRecorder:
         docstring for the changes of a CR not Ready yet)."""
         old, new = _conditions(old_status), _conditions(new_status)
         first_rollout = not reconciled_once(old_status)
+        uid = str((cr.get("metadata") or {}).get("uid") or "")
+        if not first_rollout:
+            self._failed.discard(uid)
         for type_ in ("Ready", "Updating"):
             before, after = old.get(type_), new.get(type_)
             if after is None:
@@ -88,8 +105,10 @@ class EventRecorder:
             if before is not None and (before.get("status"), before.get("reason")) == key:
                 continue
             reason = after.get("reason") or type_
-            warning = reason in ("ConfigError", "Errored", "ClusterError")
-            if first_rollout and not warning:
+            warning = reason in FAILURES
+            if warning and first_rollout:
+                self._failed_first_rollout(uid)
+            if first_rollout and not warning and uid not in self._failed:
                 continue
             note = f"{type_} {after.get('status')}: {after.get('message') or reason}"
             self.record(

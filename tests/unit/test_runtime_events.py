@@ -97,7 +97,7 @@ def test_ready_and_updating_changing_together_are_two_events(api: MemoryCluster)
     ]
 
 
-def test_a_first_rollout_records_its_failures_only(
+def test_a_first_rollout_is_recorded_from_its_first_failure_on(
     api: MemoryCluster,
 ) -> None:
     steps = [
@@ -108,10 +108,27 @@ def test_a_first_rollout_records_its_failures_only(
         status(None, Ready=("False", "InProgress"), Updating=("True", "InProgress")),
         status(Ready=("True", "Stable"), Updating=("False", "Stable")),
     ]
+    one = recorder(api)
     for old, new in itertools.pairwise(steps):
-        recorder(api).record_transition(CR, old, new)
+        one.record_transition(CR, old, new)
 
-    assert [(e["type"], e["reason"]) for e in events(api)] == [("Warning", "Errored")]
+    # after a Warning, every change: its recovery shows in kubectl describe
+    assert [(e["type"], e["reason"]) for e in events(api)] == [
+        ("Warning", "Errored"),
+        ("Normal", "InProgress"),
+        ("Normal", "Stable"),  # Ready
+        ("Normal", "Stable"),  # Updating
+    ]
+
+
+def test_a_first_rollout_without_a_failure_records_nothing(api: MemoryCluster) -> None:
+    one = recorder(api)
+    one.record_transition(CR, {}, status(None, Ready=("False", "InProgress")))
+    one.record_transition(
+        CR, status(None, Ready=("False", "InProgress")), status(Ready=("True", "Stable"))
+    )
+
+    assert events(api) == []
 
 
 @pytest.mark.parametrize("reason", ["ConfigError", "Errored", "ClusterError"])
