@@ -40,6 +40,7 @@ __all__ = [
     "bounded_work",
     "camel",
     "check_structure",
+    "nests_deeper",
     "parse_limit_overrides",
 ]
 
@@ -155,6 +156,20 @@ def _number(raw: str, kind: type) -> float | None:
     except ValueError:
         return None
     return value * factor
+
+
+def nests_deeper(value: Any, depth: int) -> bool:
+    """Whether ``value`` (JSON-shaped data) has mappings or lists more than ``depth``
+    levels deep; without recursion, so any depth is measured safely."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict | list):
+            if level > depth:
+                return True
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, level + 1) for child in children)
+    return False
 
 
 def check_structure(value: Any, limits: Limits, *, written: int) -> None:

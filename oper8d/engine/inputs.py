@@ -28,6 +28,7 @@ from oper8d.engine.config import (
 )
 from oper8d.errors import ConfigError, Problem
 from oper8d.kinds import is_dns_subdomain
+from oper8d.limits import Limits, nests_deeper
 
 __all__ = ["CrInputs", "config_map_name", "read_config_maps", "resolve_inputs"]
 
@@ -93,6 +94,12 @@ def resolve_inputs(
     means there is no cluster to look in (``oper8d validate``): a named ConfigMap is then
     neither checked nor merged. Schema defaults are applied before validation, the order
     the API server uses. ``cr`` is not changed."""
+    depth = Limits().nesting_depth
+    for part in ("spec", CONFIG_OVERRIDES_KEY):
+        # the API server takes 10,000 levels; every walk below would recurse that deep
+        if nests_deeper(cr.get(part), depth):
+            deep = Problem(f"{part} nests more than {depth} levels deep", field=part)
+            return CrInputs({}, {}, spec_problems=(deep,))
     schema = controller.resource.schema
     spec = apply_defaults(cr.get("spec") or {}, schema)
     spec_problems = validate_instance(spec, schema, field_prefix="spec")

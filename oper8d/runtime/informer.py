@@ -485,8 +485,12 @@ class Informer:
         for event, obj, old in events:
             if self._stopping.is_set():
                 return
-            obj_copy = copy_obj(obj)
-            old_copy = copy_obj(old) if old is not None else None
+            try:
+                obj_copy = copy_obj(obj)
+                old_copy = copy_obj(old) if old is not None else None
+            except RecursionError:  # deeper than the manager allows: never end the thread
+                log.error("%s: %s nests too deep to copy; skipped", self._describe(), event)
+                continue
             for handler in handlers:
                 try:
                     handler(event, obj_copy, old_copy)

@@ -306,3 +306,33 @@ def test_cached_objects_keep_managed_fields_only_when_a_resource_leaves_fields()
     # webapp leaves spec.replicas to its HPA: who owns it is read from managedFields
     assert _leaves_fields(load_bundle(examples / "webapp"))
     assert not _leaves_fields(load_bundle(examples / "stateful"))
+
+
+def test_a_cr_nested_deeper_than_python_recurses_gets_a_config_error_and_others_go_on(
+    start: Start, api: MemoryApi
+) -> None:
+    # the API server takes 10,000 levels of configOverrides: one tenant's CR stopped the
+    # informer for every CR of the kind (found by the third outside tester)
+    deep: dict[str, object] = {}
+    node = deep
+    for _ in range(3000):
+        node["x"] = node = {}
+    start()
+    api.create(
+        {
+            "apiVersion": API_VERSION,
+            "kind": KIND,
+            "metadata": {"name": "deep", "namespace": NAMESPACE},
+            "spec": {},
+            "configOverrides": deep,
+        }
+    )
+    create_cr(api)
+
+    assert api.wait_until(lambda: is_ready(cr(api)))
+
+    def message() -> str:
+        conditions = ((cr(api, "deep") or {}).get("status") or {}).get("conditions", [])
+        return next((c.get("message", "") for c in conditions if c["type"] == "Ready"), "")
+
+    assert api.wait_until(lambda: "configOverrides nests more than 100 levels" in message())
