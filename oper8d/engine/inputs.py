@@ -98,7 +98,7 @@ def resolve_inputs(
     for part in ("spec", CONFIG_OVERRIDES_KEY):
         # the API server takes 10,000 levels; every walk below would recurse that deep
         if nests_deeper(cr.get(part), depth):
-            deep = Problem(f"{part} nests more than {depth} levels deep", field=part)
+            deep = Problem(f"nests more than {depth} levels deep", field=part)
             return CrInputs({}, {}, spec_problems=(deep,))
     schema = controller.resource.schema
     spec = apply_defaults(cr.get("spec") or {}, schema)

@@ -335,4 +335,4 @@ def test_a_cr_nested_deeper_than_python_recurses_gets_a_config_error_and_others_
         conditions = ((cr(api, "deep") or {}).get("status") or {}).get("conditions", [])
         return next((c.get("message", "") for c in conditions if c["type"] == "Ready"), "")
 
-    assert api.wait_until(lambda: "configOverrides nests more than 100 levels" in message())
+    assert api.wait_until(lambda: "configOverrides: nests more than 100 levels" in message())
