@@ -27,6 +27,7 @@ from oper8d.cli.inputs import (
 )
 from oper8d.cli.schemas import schema_options
 from oper8d.errors import Oper8dError, ReconcileError
+from oper8d.kinds import DNS_LABEL
 from oper8d.runtime.options import ManagerOptions
 
 __all__ = ["run"]
@@ -35,6 +36,20 @@ __all__ = ["run"]
 def _default(name: str) -> Any:
     """``ManagerOptions``' default for the field ``name``."""
     return next(f.default for f in dataclasses.fields(ManagerOptions) if f.name == name)
+
+
+def _namespace_names(
+    _ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Each --namespace must be a namespace name: an empty one (an unset $WATCH_NS) would
+    watch every namespace, a malformed one would be retried forever."""
+    for value in values:
+        if not DNS_LABEL.fullmatch(value) or len(value) > 63:
+            raise click.BadParameter(
+                f"{value!r} is not a namespace name (lowercase letters, digits and '-', at "
+                "most 63 characters); leave --namespace out to watch all namespaces"
+            )
+    return values
 
 
 @click.command(short_help="Run the operator on a cluster, or --dry-run on the in-memory one.")
@@ -74,6 +89,7 @@ def _default(name: str) -> Any:
     "namespaces",
     multiple=True,
     metavar="NS",
+    callback=_namespace_names,
     help="Watch only this namespace (repeat for several; default: all namespaces).",
 )
 @click.option("--leader-elect", is_flag=True, help="Only the Lease holder reconciles.")

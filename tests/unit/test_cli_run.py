@@ -147,6 +147,15 @@ def test_a_dry_run_needs_a_cr() -> None:
     assert "--dry-run needs --cr FILE" in result.stderr
 
 
+@pytest.mark.parametrize("namespace", ["", "bad/ns", "Team-A"])
+def test_a_namespace_flag_that_is_no_namespace_name_is_refused_at_once(namespace: str) -> None:
+    # an empty one (an unset $WATCH_NS) watched every namespace; a malformed one was
+    # retried forever (found by the third outside tester)
+    result = run(WEBAPP, "--namespace", "team-a", "--namespace", namespace)
+    assert result.exit_code == 2
+    assert f"{namespace!r} is not a namespace name" in result.stderr
+
+
 def test_run_on_an_unreachable_cluster_fails_at_once_and_says_what_to_check(tmp_path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(
