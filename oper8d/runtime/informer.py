@@ -60,7 +60,7 @@ from typing import Any
 from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.selectors import as_selector
 from oper8d.errors import ClusterError
-from oper8d.objects import Obj, newer, resource_version
+from oper8d.objects import OWNER_LABEL, Obj, newer, resource_version
 from oper8d.runtime.hashing import ShardSlice
 from oper8d.runtime.informer_sync import Event, Relisted, WatchChange, apply_change, apply_relist
 from oper8d.runtime.listwatch import ListWatch, WatchStream, list_in_pages
@@ -236,10 +236,20 @@ class Informer:
         """Stored objects, optionally in one namespace and matching a label selector,
         ordered by (namespace, name) as the API server orders them."""
         selector = as_selector(label_selector)
+        owners = [
+            r.values
+            for r in selector.requirements
+            if r.key == OWNER_LABEL and r.operator == "In" and len(r.values) == 1
+        ]
         with self._lock:
+            if owners:  # what one CR owns (prune's list): its index, not a scan of the kind
+                (owner,) = owners[0]
+                candidates = [(key_of(obj), obj) for obj in self._store.by_owner_label(owner)]
+            else:
+                candidates = sorted(self._store.items())
             found = [
                 obj
-                for key, obj in sorted(self._store.items())
+                for key, obj in candidates
                 if (namespace is None or key[0] == namespace)
                 and selector.matches((obj.get("metadata") or {}).get("labels"))
             ]

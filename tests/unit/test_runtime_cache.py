@@ -639,3 +639,25 @@ def test_reads_return_copies_that_callers_may_change(
     informer.list()[0]["data"].clear()
 
     assert source(informer.get("cm", "a")) == "v5"
+
+
+def test_a_list_of_what_one_cr_owns_is_what_a_scan_finds(
+    started: Callable[..., tuple[Informer, ScriptedCluster, Recorder]],
+) -> None:
+    # prune's list (owner-uid=<uid>) is answered from the owner index, not a scan of the
+    # kind (a 5,000-CR replica spent 72 ms per CR sorting 10,000 ConfigMaps per list)
+    items = [
+        versioned(f"cm{i}", i + 1, ns=ns, **{OWNER_LABEL: owner, "tier": tier})
+        for i, (ns, owner, tier) in enumerate(
+            (ns, owner, tier) for ns in "ab" for owner in ("u1", "u2") for tier in ("web", "db")
+        )
+    ]
+    informer, _, _ = started(items, label_selector=OWNER_LABEL)
+
+    for ns in (None, "a", "b"):
+        for selector in (f"{OWNER_LABEL}=u1", f"{OWNER_LABEL}=u2,tier=web"):
+            indexed = informer.list(ns, selector)
+            scanned = [
+                o for o in informer.list(ns) if matches(selector, o["metadata"].get("labels"))
+            ]
+            assert indexed == scanned and indexed
