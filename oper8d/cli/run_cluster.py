@@ -52,7 +52,7 @@ def run_on_cluster(
     """Run the manager until SIGTERM/SIGINT; the process's exit code."""
     setup_logging(log_format)
     from oper8d.cluster.kube import KubeCluster
-    from oper8d.runtime.manager import Manager
+    from oper8d.runtime.manager import RECURSION_LIMIT, Manager
 
     try:
         client = api_client(kubeconfig)
@@ -79,6 +79,9 @@ def run_on_cluster(
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    # after the bundle's templates compiled (under the default limit): a tenant's CR nested
+    # 10,000 deep must not stop the informers (runtime.manager.RECURSION_LIMIT)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     manager.start()
     log.info(
         "operator %s running: %d controller(s), namespaces: %s",

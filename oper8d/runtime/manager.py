@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import sys
 import threading
 from collections.abc import Callable
 from typing import Protocol
@@ -49,8 +48,11 @@ from oper8d.runtime.temporarypatch import TemporaryPatchSync
 
 log = logging.getLogger("oper8d.manager")
 
-#: Python's recursion limit while the manager runs: three times the deepest JSON the API
-#: server accepts (Go's encoding/json refuses more than 10,000 levels)
+#: Python's recursion limit an operator process needs (``oper8d run`` sets it once its bundle
+#: is loaded): a CR may nest as deep as the API server takes (Go's encoding/json refuses more
+#: than 10,000 levels), and parsing, caching and copying it recurse that deep before the
+#: reconcile refuses it (``engine.inputs``); a RecursionError there would stop the informer
+#: for every CR of the kind. Three times that depth: the recursions nest.
 RECURSION_LIMIT = 30_000
 
 
@@ -301,10 +303,6 @@ class Manager:
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> None:
         opts = self.options
-        # a CR may nest as deep as the API server takes (10,000 levels, Go's JSON limit):
-        # parsing, caching and copying it recurse that deep before the reconcile refuses it
-        # (engine.inputs), and a RecursionError there would stop the informer for every CR
-        sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
         for addr, with_metrics in (
             (opts.health_probe_bind_address, False),
             (opts.metrics_bind_address, True),

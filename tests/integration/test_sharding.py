@@ -135,7 +135,8 @@ class Fleet:
             c.reconciler.inner = Audit(c.reconciler.inner, who, self.audit, self.lock)
         seen = self.events.setdefault(who, set())
         for key, informer in manager.informers.items():
-            if key[0] in (f"{API}/{KIND}", "v1/ConfigMap"):
+            # the Notes and the ConfigMaps they own (not the names-only informer's others)
+            if key[0] in (f"{API}/{KIND}", "v1/ConfigMap") and not informer.metadata_only:
                 informer.add_handler(
                     lambda _e, obj, _old, seen=seen: seen.add(obj["metadata"]["uid"])
                 )

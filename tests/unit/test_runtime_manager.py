@@ -12,6 +12,7 @@ change it expects, and never sleeps.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,7 +25,7 @@ from oper8d.clock import FakeClock
 from oper8d.cluster.base import Obj
 from oper8d.engine.config import TEMPORARY_PATCHES_ANNOTATION
 from oper8d.runtime.leaderelection import LEASE_API_VERSION
-from oper8d.runtime.manager import Manager, ManagerOptions
+from oper8d.runtime.manager import RECURSION_LIMIT, Manager, ManagerOptions
 from oper8d.runtime.temporarypatch import API_VERSION as TP_API_VERSION
 from oper8d.runtime.temporarypatch import FINALIZER
 from oper8d.runtime.temporarypatch import KIND as TP_KIND
@@ -308,6 +309,16 @@ def test_cached_objects_keep_managed_fields_only_when_a_resource_leaves_fields()
     assert not _leaves_fields(load_bundle(examples / "stateful"))
 
 
+@pytest.fixture
+def operator_recursion_limit() -> Iterator[None]:
+    """The recursion limit ``oper8d run`` gives its process, for one test."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, RECURSION_LIMIT))
+    yield
+    sys.setrecursionlimit(before)
+
+
+@pytest.mark.usefixtures("operator_recursion_limit")
 def test_a_cr_nested_deeper_than_python_recurses_gets_a_config_error_and_others_go_on(
     start: Start, api: MemoryApi
 ) -> None:
