@@ -243,12 +243,17 @@ class Renderer:
             matched.add(index)
             body = patch.patch.render(ctx)
             before = obj
-            if patch.type == "json6902":
-                obj = json_patch(obj, body)
-            else:
-                obj = strategic_merge(
-                    obj, body, kind=obj.get("kind"), api_version=obj.get("apiVersion")
-                )
+            try:
+                if patch.type == "json6902":
+                    obj = json_patch(obj, body)
+                else:
+                    obj = strategic_merge(
+                        obj, body, kind=obj.get("kind"), api_version=obj.get("apiVersion")
+                    )
+            except ConfigError as err:  # name the patch that failed
+                if err.pos is not None:
+                    raise
+                raise ConfigError(err.message, pos=patch.pos, field=err.field) from err
             check_identity_preserved(before, obj, source=str(patch.pos))
         if self.temporary_patches and self._patchable(obj):
             obj = apply_temporary_patches(obj, item.internal, self.temporary_patches)

@@ -90,3 +90,27 @@ def test_a_lookup_of_a_name_no_object_can_have_names_the_template_line(
     assert message.startswith("templates/copy.yaml:6")
     assert f"lookup('v1', 'ConfigMap', {name!r}, None): invalid name: " in message
     assert problem in message
+
+
+def test_a_failing_json6902_patch_names_its_place_in_the_bundle(tmp_path: Path) -> None:
+    # it named the operation and path, but not where the patch is written (third outsider)
+    bundle = write_bundle(
+        tmp_path / "b",
+        """\
+        components:
+          - name: app
+            resources:
+              - name: cm
+                object:
+                  apiVersion: v1
+                  kind: ConfigMap
+                  metadata: {name: "{{ scoped_name('cm') }}"}
+            patches:
+              - target: {resource: cm}
+                type: json6902
+                patch: [{op: replace, path: /metadata/namespace, value: elsewhere}]
+        """,
+    )
+    message = failure(bundle, demo_cr())
+    assert "operator.yaml:" in message
+    assert "JSON patch operation 0 (replace '/metadata/namespace') failed" in message
