@@ -23,7 +23,7 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 import yaml
@@ -99,8 +99,32 @@ def _yaml_safe_json(value: Any, separators: tuple[str, str] | None = None) -> st
     Not ``ensure_ascii``: it writes characters beyond U+FFFF as surrogate pairs
     (``\\ud83d\\ude00``), which YAML reads as two broken characters.
     """
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=separators)
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=separators)
+    except TypeError:  # keys of mixed types cannot be sorted: as JSON, they are strings
+        text = json.dumps(
+            _text_keys(value), ensure_ascii=False, sort_keys=True, separators=separators
+        )
     return _YAML_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def _text_keys(value: Any) -> Any:
+    """``value`` with every mapping key the text JSON writes for it (``1`` -> ``"1"``,
+    ``True`` -> ``"true"``); two keys with one text are an error, not a silent choice."""
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        keys: dict[str, Any] = {}
+        for key, item in value.items():
+            text = key if isinstance(key, str) else json.dumps(key)
+            if text in out:
+                raise ValueError(
+                    f"to_json: the keys {keys[text]!r} and {key!r} are both {text!r} in JSON"
+                )
+            out[text], keys[text] = _text_keys(item), key
+        return out
+    if isinstance(value, list | tuple):
+        return [_text_keys(item) for item in value]
+    return value
 
 
 def _as_bytes(value: str | bytes) -> bytes:

@@ -78,6 +78,13 @@ def test_to_json_and_from_json_round_trip(value: Any) -> None:
     assert from_json(to_json(value, compact=True)) == value
 
 
+def test_to_json_writes_number_keys_as_their_text_and_refuses_two_of_one_text() -> None:
+    # keys of mixed types gave Python's "'<' not supported" (third outside tester)
+    assert to_json({8080: "http", "name": "web"}) == '{"8080": "http", "name": "web"}'
+    with pytest.raises(ValueError, match="the keys 1 and '1' are both '1' in JSON"):
+        to_json({1: "a", "1": "b"})
+
+
 def test_to_json_sorts_keys_like_helm_and_can_be_compact() -> None:
     assert to_json({"b": 1, "a": [1, 2]}) == '{"a": [1, 2], "b": 1}'
     assert to_json({"b": 1, "a": [1, 2]}, compact=True) == '{"a":[1,2],"b":1}'
