@@ -27,6 +27,7 @@ from harness import (
     copy_example,
     is_ready,
     new_namespace,
+    notes_volume,
     running_operator,
     wait_for,
 )
@@ -334,17 +335,7 @@ def test_sigterm_during_a_reconcile_releases_the_lease_only_after_the_reconcile_
 def volume(cluster: KubeCluster, ns: str) -> Iterator[None]:
     """The stateful example's database claims a volume and the test cluster has no
     provisioner: a PersistentVolume for the claim to bind (kwok never mounts it)."""
-    pv = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": f"pv-{ns}"},
-        "spec": {
-            "capacity": {"storage": "1Gi"},
-            "accessModes": ["ReadWriteOnce"],
-            "hostPath": {"path": f"/tmp/{ns}"},
-        },
-    }
-    cluster.apply(pv, field_manager="test")
+    cluster.apply(notes_volume(ns), field_manager="test")
     yield
     cluster.delete("v1", "PersistentVolume", f"pv-{ns}")
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import EXAMPLES, is_ready
+from harness import EXAMPLES, is_ready, notes_volume
 from kubernetes import client
 
 from oper8d.bundle.compile import load_bundle
@@ -464,7 +464,7 @@ def example(
         field_manager="test",
     )
     cr["metadata"].setdefault("annotations", {})["oper8.org/config-defaults"] = "defaults"
-    volume = _volume(watched) if name == "stateful" else None
+    volume = notes_volume(watched) if name == "stateful" else None
     if volume:
         admin.apply(volume, field_manager="test")
     forbidden = Forbidden()
@@ -495,20 +495,6 @@ def example(
 
 def _namespace(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-
-
-def _volume(ns: str) -> dict[str, Any]:
-    """The database StatefulSet claims a volume; the test cluster has no provisioner."""
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": f"pv-{ns}"},
-        "spec": {
-            "capacity": {"storage": "1Gi"},
-            "accessModes": ["ReadWriteOnce"],
-            "hostPath": {"path": f"/tmp/{ns}"},
-        },
-    }
 
 
 def _wait_for_crds(admin: KubeCluster, objs: list[dict[str, Any]]) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from harness import notes_volume
 from kubernetes import client
 from test_kube_cluster import crd, install_crd, new_namespace, request_totals
 
@@ -65,17 +66,7 @@ def notes(cluster: KubeCluster, reconciler: Reconciler) -> Iterator[Obj]:
     sample["metadata"]["namespace"] = ns
     # The database StatefulSet claims a volume; the test cluster has no provisioner, so
     # give the claim a PersistentVolume to bind (kwok never mounts it).
-    volume = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": f"pv-{ns}"},
-        "spec": {
-            "capacity": {"storage": "1Gi"},
-            "accessModes": ["ReadWriteOnce"],
-            "hostPath": {"path": f"/tmp/{ns}"},
-        },
-    }
-    cluster.apply(volume, field_manager="test")
+    cluster.apply(notes_volume(ns), field_manager="test")
     yield cluster.apply(sample, field_manager="test")
     # the CR carries the operator's finalizer: let the reconciler remove it
     cluster.delete(API_VERSION, KIND, "notes", ns)
