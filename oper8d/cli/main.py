@@ -26,7 +26,7 @@ from oper8d.cli.inputs import (
     load_cr_or_exit,
     locate,
 )
-from oper8d.cli.process import ProcessRun
+from oper8d.cli.process import BOUNDED_COMMANDS, ProcessRun
 from oper8d.cli.schemas import schema_options
 from oper8d.errors import Oper8dError, ReconcileError
 from oper8d.limits import bounded_work
@@ -103,6 +103,8 @@ def main(ctx: click.Context, limits: tuple[str, ...]) -> None:
     gc.enable()  # (``python -m oper8d`` loads the commands without it)
     if isinstance(ctx.obj, ProcessRun):  # the process entry: tell it what runs
         ctx.obj.command = ctx.invoked_subcommand
+    if ctx.invoked_subcommand in BOUNDED_COMMANDS:  # no GC passes while it works
+        ctx.with_resource(bounded_work())
     try:
         ctx.obj = parse_limit_overrides(limits, Limits())
     except ValueError as err:
@@ -125,11 +127,6 @@ def validate(bundle: str, cr_path: str | None) -> None:
     Prints every problem found, one a line, as file:line:col: message, and exits 1;
     prints a one-line summary and exits 0 when there is none.
     """
-    with bounded_work():
-        _validate(bundle, cr_path)
-
-
-def _validate(bundle: str, cr_path: str | None) -> None:
     b = load_bundle_or_exit(bundle)
     n = sum(len(c.components) for c in b.controllers)
     counts = f"{_plural(len(b.controllers), 'controller')}, {_plural(n, 'component')}"
@@ -184,18 +181,6 @@ def render(
     Secret values, and values from Secrets wherever they appear, are shown as *** unless
     --show-secrets is given; with -o, files that hold a Secret are created mode 0600.
     """
-    with bounded_work():
-        _render(bundle, cr_path, output_dir, show_secrets, crd_dirs, kube_schemas)
-
-
-def _render(
-    bundle: str,
-    cr_path: str,
-    output_dir: str | None,
-    show_secrets: bool,
-    crd_dirs: tuple[str, ...],
-    kube_schemas: str | None,
-) -> None:
     import dataclasses
 
     from oper8d.cli.schemas import schemas_for
@@ -279,8 +264,7 @@ def graph(bundle: str, fmt: str) -> None:
     """
     from oper8d.cli.graphs import render_graph
 
-    with bounded_work():
-        click.echo(render_graph(load_bundle_or_exit(bundle), fmt), nl=False)
+    click.echo(render_graph(load_bundle_or_exit(bundle), fmt), nl=False)
 
 
 def _plural(n: int, noun: str) -> str:
