@@ -140,9 +140,16 @@ class CachedCluster:
         self._within_shards = within_shards
         self._sources = dict(informers)
         self._informers: dict[tuple[str, str], list[CacheSource]] = {}
+        #: the label key an informer selects on alone (``key`` for a labelled informer,
+        #: ``!key`` for a names-only one), by id: what ``get`` pairs to know a name is free
+        self._sole_key: dict[int, str] = {}
         for informer in informers.values():
             key = (group_of(informer.api_version), informer.kind)
             self._informers.setdefault(key, []).append(informer)
+            wanted = "DoesNotExist" if informer.metadata_only else "Exists"
+            reqs = list(_requirements(informer.label_selector))
+            if len(reqs) == 1 and reqs[0][1] == wanted:
+                self._sole_key[id(informer)] = reqs[0][0]
 
     def within_shards(self) -> CachedCluster:
         """This cache, but reads of objects outside a sharded informer's slice answer
@@ -158,27 +165,24 @@ class CachedCluster:
         if namespaced and not namespace:
             return self.cluster.get(api_version, kind, name, namespace)  # the API's 400
         scope = namespace if namespaced else None
-        #: selectors of informers that hold every object of this scope they select, and
-        #: not this one
+        #: label keys whose informer holds every object of this scope having the key, and
+        #: never held this name
         missed: set[str] = set()
         for informer in self._readers(api_version, kind):
             if informer.namespace is not None and informer.namespace != scope:
                 continue
             obj = informer.get(name, scope)
             shard = informer.complete_slice
-            if shard is not None:
-                if obj is not None and shard.contains(obj):
-                    return obj
-                if not informer.label_selector and (self._within_shards or _decides(shard, scope)):
-                    return None
-                selector = informer.label_selector
-                if selector and _decides(shard, scope) and not informer.held_before(name, scope):
-                    missed.add(selector)
-                continue
-            if obj is not None or not informer.label_selector:
+            if obj is not None and (shard is None or shard.contains(obj)):
                 return obj
-            if not informer.held_before(name, scope):
-                missed.add(informer.label_selector)
+            holds_scope = shard is None or _decides(shard, scope)
+            if not informer.label_selector:
+                if holds_scope or self._within_shards:
+                    return None
+                continue
+            key = self._sole_key.get(id(informer))
+            if key is not None and holds_scope and not informer.held_before(name, scope):
+                missed.add(key)
         if missed and self._absent(api_version, kind, name, scope, missed):
             return None
         return self.cluster.get(api_version, kind, name, namespace)
@@ -191,25 +195,15 @@ class CachedCluster:
         holding every object without ``k`` does not either. So the rollout's read of an
         object it is about to create costs nothing, and one of the same name that this
         operator did not label (not ours to take over) is still read from the server."""
-        labelled = {
-            req[0]
-            for selector in missed
-            if len(reqs := _requirements(selector)) == 1
-            for req in reqs
-            if req[1] == "Exists"
-        }
         for informer in self._informers.get((group_of(api_version), kind), []):
-            if not informer.metadata_only or not informer.has_synced():
+            if not informer.metadata_only or self._sole_key.get(id(informer)) not in missed:
+                continue
+            if not informer.has_synced():
                 continue
             if informer.namespace is not None and informer.namespace != scope:
                 continue
             shard = informer.complete_slice
             if shard is not None and not _decides(shard, scope):
-                continue
-            reqs = _requirements(informer.label_selector)
-            if len(reqs) != 1 or not any(
-                op == "DoesNotExist" and key in labelled for key, op, _values in reqs
-            ):
                 continue
             return informer.get(name, scope) is None
         return False
