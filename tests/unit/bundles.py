@@ -45,6 +45,16 @@ controllers:
 """
 
 
+def demo_cr(**spec: Any) -> dict[str, Any]:
+    """A CR named ``demo`` of the test bundles' kind, with ``spec``."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": "demo", "namespace": NAMESPACE},
+        "spec": spec,
+    }
+
+
 def write_bundle(
     root: Path,
     controller: str,

@@ -7,20 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bundles import write_bundle
+from bundles import demo_cr, write_bundle
 
 from oper8d.testing import run_offline
 
 CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ scoped_name('%s') }}\n"
-
-
-def demo_cr(**spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "demo.oper8d.io/v1alpha1",
-        "kind": "Demo",
-        "metadata": {"name": "demo", "namespace": "default"},
-        "spec": spec,
-    }
 
 
 def failure(bundle: Path, cr: dict[str, Any]) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bundles import write_bundle
+from bundles import demo_cr, write_bundle
 
 from oper8d.errors import ConfigError
 from oper8d.template import TemplateEngine
@@ -99,15 +99,6 @@ def configmap_bundle(root: Path, template: str) -> Path:
         schema={"type": "object", "x-kubernetes-preserve-unknown-fields": True},
         files={"templates/t.yaml": template},
     )
-
-
-def demo_cr(**spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "demo.oper8d.io/v1alpha1",
-        "kind": "Demo",
-        "metadata": {"name": "demo", "namespace": "default"},
-        "spec": spec,
-    }
 
 
 STRINGS = ["01234", "0x1F", "1_000", "~", "null", "yes", "True", "1e3", "0o17", "3", "true"]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bundles import write_bundle
+from bundles import demo_cr, write_bundle
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -300,15 +300,6 @@ def test_an_object_whose_identity_is_not_a_string_is_a_clean_error(
     assert run.fatal_error is not None
     assert message in run.fatal_error.message
     assert not [o for o in run.applied.values() if o["kind"] == "ConfigMap"]
-
-
-def demo_cr(**spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "demo.oper8d.io/v1alpha1",
-        "kind": "Demo",
-        "metadata": {"name": "demo", "namespace": "default"},
-        "spec": spec,
-    }
 
 
 @pytest.mark.parametrize("html_filter", ["e", "escape", "forceescape", "urlize"])
