@@ -50,13 +50,18 @@ def check_declared(
                 pos=res.namespace.pos,
             )
         if bundle_config is not None and res.namespace.compiled is not None:
-            own = res.namespace.evaluate({**ctx, "config": bundle_config})
+            try:
+                own = res.namespace.evaluate({**ctx, "config": bundle_config})
+                where = f"from namespace '{own}'"
+            except ConfigError:  # it reads config the bundle does not set
+                own, where = None, "(the bundle's own config does not set it)"
             if own != namespace:
                 raise ConfigError(
                     f"the CR's config (configOverrides, or the ConfigMap its "
                     f"oper8.org/config-defaults annotation names) would move resource "
-                    f"'{internal}' from namespace '{own}' to '{namespace}': a CR cannot "
-                    "choose the namespace of the objects the bundle declares",
+                    f"'{internal}' {where} to '{namespace}': a CR cannot choose the "
+                    "namespace of the objects the bundle declares; set it in the bundle's "
+                    "`config:`",
                     pos=res.namespace.pos,
                 )
         meta = obj["metadata"]

@@ -223,6 +223,21 @@ def test_a_cr_config_override_cannot_choose_a_declared_namespace(tmp_path: Path)
     assert run_offline(bundle, demo_cr()).fatal_error is None  # the bundle's own config
 
 
+def test_a_declared_namespace_from_config_only_a_cr_sets_is_refused_clearly(
+    tmp_path: Path,
+) -> None:
+    bundle = write_bundle(
+        tmp_path / "b", MONITORING.replace("config.monitoringNamespace", "config.elsewhere")
+    )
+    tenant = {**demo_cr(), "configOverrides": {"elsewhere": "kube-system"}}
+
+    run = run_offline(bundle, tenant)
+
+    assert run.fatal_error is not None
+    assert "the bundle's own config does not set it) to 'kube-system'" in str(run.fatal_error)
+    assert "operator.yaml:" in str(run.fatal_error)
+
+
 @pytest.mark.parametrize(
     ("namespace", "read"),
     [
