@@ -100,11 +100,16 @@ def main(ctx: click.Context, limits: tuple[str, ...]) -> None:
     """
     from oper8d.limits import Limits, parse_limit_overrides
 
-    gc.enable()  # (``python -m oper8d`` loads the commands without it)
     if isinstance(ctx.obj, ProcessRun):  # the process entry: tell it what runs
         ctx.obj.command = ctx.invoked_subcommand
-    if ctx.invoked_subcommand in BOUNDED_COMMANDS:  # no GC passes while it works
+    if ctx.invoked_subcommand in BOUNDED_COMMANDS:
+        # No GC passes while it works, and the collector stays as it was on entry: off
+        # when ``python -m oper8d`` loaded the commands without it (the process then ends
+        # without turning it on, since a pass over every imported object, ~8 ms, would
+        # free nothing), on in-process runs (tests).
         ctx.with_resource(bounded_work())
+    else:
+        gc.enable()  # (``python -m oper8d`` loads the commands without it)
     try:
         ctx.obj = parse_limit_overrides(limits, Limits())
     except ValueError as err:

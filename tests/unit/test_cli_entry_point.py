@@ -169,3 +169,31 @@ def test_only_bounded_commands_end_without_the_interpreter_teardown(
         assert proc.stdout == in_process.stdout != ""
     if code == 1:
         assert proc.stderr.startswith("README.md:"), proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "enabled", "after"),
+    [
+        (["render", *WEBAPP_ARGS], True, True),
+        (["render", *WEBAPP_ARGS], False, False),
+        (["validate", "examples/operators/fanout"], False, False),
+        (["init", "--help"], False, True),
+    ],
+    ids=["render-in-process", "render-process-entry", "validate-process-entry", "init"],
+)
+def test_bounded_commands_leave_the_collector_off_only_where_the_process_entry_turned_it_off(
+    args: list[str], enabled: bool, after: bool
+) -> None:
+    """``python -m oper8d`` imports with the collector off. A bounded command keeps it so
+    (its process ends without a pass over every imported object); any other command
+    turns it on; an in-process run (a test, an embedding program) finds it as it was."""
+    import gc
+
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        result = CliRunner().invoke(main, args, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        assert gc.isenabled() is after
+    finally:
+        gc.enable() if was else gc.disable()
