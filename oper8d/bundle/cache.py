@@ -7,8 +7,10 @@ bundle: a template whose exact source (and file name, for text templates) was co
 is rebuilt from its stored code object, and everything else about the bundle (the YAML parse,
 validation, positions, every check) runs as always. A stored entry is looked up by its source,
 so an edited file can never get stale code: its new source is simply not found. One store
-file per bundle folder holds what its last load compiled (and only that), and whether its
-``operator.yaml`` and included files passed schema validation (by a sha256 of their data).
+file per bundle folder holds what its last load compiled (and only that), whether its
+``operator.yaml`` and included files passed schema validation (by a sha256 of their data),
+and their libyaml parses with positions (by a sha256 of their text; about a third of a warm
+load was the parse of a big ``operator.yaml``).
 
 Where: ``$XDG_CACHE_HOME/oper8d`` or ``~/.cache/oper8d``; ``OPER8D_NO_CACHE=1`` turns it off.
 The store file name is a hash of the bundle's real path, the limits, the versions of Python,
@@ -38,13 +40,14 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from oper8d.bundle.fastyaml import Parsed
 from oper8d.limits import Limits
 from oper8d.template.environment import CodeEntry
 
 __all__ = ["CodeStore", "cache_dir", "data_key", "open_store"]
 
 #: the first bytes of a store file; a new layout gets a new magic
-_MAGIC = b"oper8d-compile-cache 1\n"
+_MAGIC = b"oper8d-compile-cache 2\n"
 _DIGEST = 32
 #: more store files than this: the oldest are removed when one is written
 _MAX_FILES = 64
@@ -74,6 +77,7 @@ class CodeStore:
         key: str,
         entries: dict[str, CodeEntry],
         passed: frozenset[str] = frozenset(),
+        parses: dict[str, bytes] | None = None,
     ) -> None:
         self._folder = folder
         self._key = key
@@ -81,6 +85,9 @@ class CodeStore:
         self._used: dict[str, CodeEntry] = {}
         self._known_passed = passed
         self._passed: set[str] = set()
+        # sha256 of a document's text -> its parse, marshalled (each use gets its own data)
+        self._known_parses = parses or {}
+        self._parses: dict[str, bytes] = {}
         self._changed = False
 
     @property
@@ -109,6 +116,28 @@ class CodeStore:
         self._passed.add(check)
         self._changed = True
 
+    def parsed(self, text: str) -> Parsed | None:
+        """The libyaml parse of ``text`` an earlier load kept (``bundle.loader.ParseCache``)."""
+        key = _text_key(text)
+        stored = self._known_parses.get(key)
+        if stored is None:
+            return None
+        try:
+            parsed = marshal.loads(stored)
+        except (ValueError, EOFError, TypeError):
+            return None
+        if not (isinstance(parsed, tuple) and len(parsed) == 3):
+            return None
+        self._parses[key] = stored
+        return parsed
+
+    def record_parsed(self, text: str, parsed: Parsed) -> None:
+        try:
+            self._parses[_text_key(text)] = marshal.dumps(parsed)
+        except ValueError:  # (cannot happen for plain data; the cache is an optimisation)
+            return
+        self._changed = True
+
     def save(self) -> None:
         """Write what this load used, if it differs from what was read; errors are ignored
         (the cache is an optimisation)."""
@@ -116,16 +145,22 @@ class CodeStore:
             not self._changed
             and len(self._used) == len(self._known)
             and self._passed == self._known_passed
+            and len(self._parses) == len(self._known_parses)
         ):
             return
-        body = marshal.dumps((self._key, self._used, frozenset(self._passed)))
+        body = marshal.dumps((self._key, self._used, frozenset(self._passed), self._parses))
         data = _MAGIC + hashlib.sha256(body).digest() + body
         with contextlib.suppress(OSError):
             _write_atomically(self.path, data)
             _prune(self._folder)
         self._known = dict(self._used)
         self._known_passed = frozenset(self._passed)
+        self._known_parses = dict(self._parses)
         self._changed = False
+
+
+def _text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def data_key(check: str, data: Any) -> str | None:
@@ -153,8 +188,8 @@ def open_store(
     except (OSError, ValueError):
         return None
     store = CodeStore(folder, key, {})
-    entries, passed = _read(store.path, key)
-    return CodeStore(folder, key, entries, passed)
+    entries, passed, parses = _read(store.path, key)
+    return CodeStore(folder, key, entries, passed, parses)
 
 
 def _private_folder(folder: Path) -> bool:
@@ -197,8 +232,8 @@ def _code_digest() -> str:
     return digest.hexdigest()
 
 
-_Stored = tuple[dict[str, CodeEntry], frozenset[str]]
-_NOTHING: _Stored = ({}, frozenset())
+_Stored = tuple[dict[str, CodeEntry], frozenset[str], dict[str, bytes]]
+_NOTHING: _Stored = ({}, frozenset(), {})
 
 
 def _read(path: Path, key: str) -> _Stored:
@@ -222,7 +257,7 @@ def _read(path: Path, key: str) -> _Stored:
     if head != _MAGIC or hashlib.sha256(body).digest() != digest:
         return _NOTHING
     try:
-        stored_key, entries, passed = marshal.loads(body)
+        stored_key, entries, passed, parses = marshal.loads(body)
     except (ValueError, EOFError, TypeError):
         return _NOTHING
     if (
@@ -230,9 +265,14 @@ def _read(path: Path, key: str) -> _Stored:
         or not isinstance(entries, dict)
         or not isinstance(passed, frozenset)
         or not all(isinstance(p, str) for p in passed)
+        or not isinstance(parses, dict)
     ):
         return _NOTHING
-    return {k: v for k, v in entries.items() if isinstance(k, str) and _is_entry(v)}, passed
+    return (
+        {k: v for k, v in entries.items() if isinstance(k, str) and _is_entry(v)},
+        passed,
+        {k: v for k, v in parses.items() if isinstance(k, str) and isinstance(v, bytes)},
+    )
 
 
 def _is_entry(value: object) -> bool:

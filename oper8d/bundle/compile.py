@@ -119,7 +119,7 @@ class _Compiler(PartsCompiler):
 
     # -- entry ---------------------------------------------------------------------------
     def compile(self) -> Bundle:
-        doc = load_yaml_file(self.root, OPERATOR_FILE, limits=self.limits)
+        doc = load_yaml_file(self.root, OPERATOR_FILE, limits=self.limits, cache=self.store)
         self.problems.extend(self._checked(doc, "operator", ()))
         controllers = doc.data.get("controllers") if isinstance(doc.data, dict) else None
         for i, c in enumerate(controllers if isinstance(controllers, list) else []):
@@ -226,8 +226,10 @@ class _Compiler(PartsCompiler):
         for key in ("hooks", "status", "finalize"):
             self._find_calls(node.child(key))
         components: list[ComponentSpec] = []
+        component_nodes: list[_Node] = []
         for entry in node.child("components").items():
             for comp_node in self._component_nodes(entry):
+                component_nodes.append(comp_node)
                 self._find_calls(comp_node)
                 comp = self._component(comp_node)
                 if comp is not None:
@@ -252,11 +254,10 @@ class _Compiler(PartsCompiler):
             allowed_types=tuple(tp.get("allowedTypes") or ("patchStrategicMerge", "patchJson6902")),
         )
         edges = infer_edges(
-            node,
+            component_nodes,
             components,
             hooks,
             status_fields,
-            root=self.root,
             expr=self._expr,
             problem=self._problem,
         )
@@ -340,7 +341,9 @@ class _Compiler(PartsCompiler):
         include = entry.child("include")
         try:
             resolve_path(self.root, include.value, pos=include.pos)
-            doc = load_yaml_file(self.root, include.value, pos=include.pos, limits=self.limits)
+            doc = load_yaml_file(
+                self.root, include.value, pos=include.pos, limits=self.limits, cache=self.store
+            )
         except BundleError as err:
             self.problems.extend(err.problems)
             return []

@@ -12,13 +12,11 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
-from oper8d.bundle.loader import load_yaml_file
 from oper8d.bundle.model import ComponentSpec, Edge, HookSpec
 from oper8d.bundle.nodes import _Node
 from oper8d.dag import CycleError, Graph
-from oper8d.errors import BundleError, SourcePos
+from oper8d.errors import SourcePos
 from oper8d.template import Expr
 
 __all__ = ["ReportProblem", "infer_edges", "suggest_name"]
@@ -30,22 +28,22 @@ ReportProblem = Callable[[str, SourcePos], None]
 
 
 def infer_edges(
-    node: _Node,
+    component_nodes: list[_Node],
     components: list[ComponentSpec],
     hooks: list[HookSpec],
     status_fields: dict[str, Expr],
     *,
-    root: Path,
     expr: Callable[[_Node], Expr | None],
     problem: ReportProblem,
 ) -> list[Edge]:
     """The controller's dependency edges: ``dependsOn`` (with their ``when`` conditions)
     and those inferred from ``live()`` calls made while rendering; every reference checked
-    and a cycle reported with the position of each of its edges (through ``problem``)."""
+    and a cycle reported with the position of each of its edges (through ``problem``).
+    ``component_nodes``: every component entry as written, included files' too."""
     by_name = {c.name: c for c in components}
     edges: dict[tuple[str, str], Edge] = {}
     comp_nodes = {c.name: c.pos for c in components}
-    for comp_node in _all_component_nodes(node, root):
+    for comp_node in component_nodes:
         name = comp_node.get("name")
         if not isinstance(name, str) or name not in by_name:
             continue
@@ -110,19 +108,6 @@ def _referenced_component(
         )
         return None
     return upstream
-
-
-def _all_component_nodes(node: _Node, root: Path) -> Iterator[_Node]:
-    for entry in node.child("components").items():
-        if entry.has("include"):
-            try:
-                doc = load_yaml_file(root, entry.get("include"))
-            except BundleError:
-                continue
-            top = _Node(doc, (), doc.data)
-            yield from (top.items() if isinstance(doc.data, list) else [top])
-        else:
-            yield entry
 
 
 def _unknown_component(name: str, known: list[str], pos: SourcePos, problem: ReportProblem) -> None:

@@ -45,6 +45,11 @@ _CLoader: Any = getattr(yaml, "CSafeLoader", None)
 
 PathKey = tuple[str | int, ...]
 Positions = dict[PathKey, SourcePos]
+#: path -> (line, column), both 1-based: positions before they become ``SourcePos``es
+RawPositions = dict[PathKey, tuple[int, int]]
+#: ``(data, positions, key_positions)`` of one document, made only of what ``marshal``
+#: writes, so a parse can be kept between processes (``bundle.cache``)
+Parsed = tuple[Any, RawPositions, RawPositions]
 
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _TRUE = frozenset(("true", "True", "TRUE"))
@@ -95,17 +100,32 @@ def _plain(value: str) -> Any:
 def fast_load(text: str, file: str, max_depth: int) -> tuple[Any, Positions, Positions] | None:
     """``(data, positions, key_positions)`` of the one document in ``text``, as the ruamel
     path would build them, or ``None`` when the document needs the ruamel path."""
+    parsed = fast_parse(text, max_depth)
+    if parsed is None:
+        return None
+    data, positions, key_positions = parsed
+    return data, source_positions(file, positions), source_positions(file, key_positions)
+
+
+def fast_parse(text: str, max_depth: int) -> Parsed | None:
+    """:func:`fast_load` with positions as ``(line, column)`` pairs (no file name): the
+    form ``bundle.cache`` keeps."""
     if _CLoader is None or _ODD_BREAKS.search(text):
         return None
     try:
-        return _build(text, file, max_depth)
+        return _build(text, max_depth)
     except (_GiveUp, _YAMLError, RecursionError, ValueError):
         return None
 
 
-def _build(text: str, file: str, max_depth: int) -> tuple[Any, Positions, Positions]:
-    positions: Positions = {}
-    key_positions: Positions = {}
+def source_positions(file: str, raw: RawPositions) -> Positions:
+    """``raw`` as the ``SourcePos``es of ``file``."""
+    return {path: SourcePos(file, line, col) for path, (line, col) in raw.items()}
+
+
+def _build(text: str, max_depth: int) -> Parsed:
+    positions: RawPositions = {}
+    key_positions: RawPositions = {}
     # one frame per open container: [container, its path, pending key or None]
     stack: list[list[Any]] = []
     root: Any = None
@@ -120,7 +140,7 @@ def _build(text: str, file: str, max_depth: int) -> tuple[Any, Positions, Positi
                 if event.anchor is not None:
                     raise _GiveUp
                 mark = event.start_mark
-                pos = SourcePos(file, mark.line + 1, mark.column + 1)
+                pos = (mark.line + 1, mark.column + 1)
                 if kind is ScalarEvent:
                     if event.tag is not None:
                         raise _GiveUp
@@ -133,7 +153,7 @@ def _build(text: str, file: str, max_depth: int) -> tuple[Any, Positions, Positi
                     if have_root:
                         raise _GiveUp
                     root, have_root = value, True
-                    positions[()] = pos if kind is not ScalarEvent else SourcePos(file, 1, 1)
+                    positions[()] = pos if kind is not ScalarEvent else (1, 1)
                 else:
                     frame = stack[-1]
                     parent = frame[0]

@@ -35,9 +35,9 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from oper8d.bundle.fastyaml import fast_load
+from oper8d.bundle.fastyaml import Parsed, fast_parse, source_positions
 from oper8d.errors import BundleError, Problem, SourcePos
 from oper8d.limits import LimitExceeded, Limits
 
@@ -47,6 +47,15 @@ if TYPE_CHECKING:
     from ruamel.yaml.error import MarkedYAMLError
 
 PathKey = tuple[str | int, ...]
+
+
+class ParseCache(Protocol):
+    """Parses of the libyaml path kept by their text (``bundle.cache.CodeStore``): the
+    parse is a pure function of the text (and ``nestingDepth``, part of the store's key)."""
+
+    def parsed(self, text: str) -> Parsed | None: ...
+
+    def record_parsed(self, text: str, parsed: Parsed) -> None: ...
 
 
 def _json_shaped_constructor() -> type[RoundTripConstructor]:
@@ -190,12 +199,18 @@ def read_bundle_text(root: Path, relpath: str, *, pos: SourcePos) -> str:
 
 
 def load_yaml_file(
-    root: Path, relpath: str, *, pos: SourcePos | None = None, limits: Limits | None = None
+    root: Path,
+    relpath: str,
+    *,
+    pos: SourcePos | None = None,
+    limits: Limits | None = None,
+    cache: ParseCache | None = None,
 ) -> Document:
     """Load the bundle file ``relpath`` (exactly one YAML document) below ``root``.
 
     ``pos`` is where the file is referenced (an ``include:``); errors about the file as a
     whole (not found, unreadable) point there, errors inside it point into the file.
+    ``cache``: where an earlier load's parse of the same text may be (see ``ParseCache``).
     """
     where = pos if pos is not None else SourcePos(str(relpath))
     path = resolve_path(root, relpath, pos=where)
@@ -203,7 +218,7 @@ def load_yaml_file(
     where = pos if pos is not None else SourcePos(file)
     missing = f"file {file!r} not found in the bundle {root}"
     raw = read_regular_file(path, file, where, missing=missing)
-    return load_yaml_text(_decode(raw, file), file, limits)
+    return load_yaml_text(_decode(raw, file), file, limits, cache)
 
 
 def load_cr_file(path: str, limits: Limits | None = None) -> Document:
@@ -214,12 +229,21 @@ def load_cr_file(path: str, limits: Limits | None = None) -> Document:
     return load_yaml_text(_decode(raw, path), path, limits)
 
 
-def load_yaml_text(text: str, file: str, limits: Limits | None = None) -> Document:
+def load_yaml_text(
+    text: str, file: str, limits: Limits | None = None, cache: ParseCache | None = None
+) -> Document:
     """Parse ``text`` (exactly one YAML document) that came from the bundle file ``file``."""
     limits = limits if limits is not None else Limits()
-    fast = fast_load(text, file, limits.nesting_depth)
-    if fast is not None:
-        return Document(fast[0], file, fast[1], fast[2])
+    parsed = cache.parsed(text) if cache is not None else None
+    if parsed is None:
+        parsed = fast_parse(text, limits.nesting_depth)
+        if parsed is not None and cache is not None:
+            cache.record_parsed(text, parsed)
+    if parsed is not None:
+        data, positions, key_positions = parsed
+        return Document(
+            data, file, source_positions(file, positions), source_positions(file, key_positions)
+        )
     return load_yaml_text_ruamel(text, file, limits)
 
 

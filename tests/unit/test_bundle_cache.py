@@ -195,6 +195,48 @@ def test_an_edited_template_is_compiled_again_and_nothing_else(
     assert compiles == ["templates/c001.yaml"]
 
 
+def test_a_warm_load_reads_the_parse_of_each_unchanged_file_from_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from oper8d.bundle import fastyaml
+
+    bundle, cr = generated(tmp_path)
+    component = bundle / "component.yaml"
+    extra = (
+        "name: extra\nresources:\n- name: config\n  object:\n    apiVersion: v1\n"
+        "    kind: ConfigMap\n    metadata: {name: \"{{ scoped_name('extra') }}\"}\n"
+    )
+    component.write_text(extra, encoding="utf-8")
+    operator = bundle / "operator.yaml"
+    text = operator.read_text(encoding="utf-8")
+    operator.write_text(
+        text.replace("  components:\n", "  components:\n  - include: component.yaml\n", 1),
+        encoding="utf-8",
+    )
+    cache = tmp_path / "cache"
+    cold = render(bundle, cr, cache)
+    parses: list[int] = []
+    original = fastyaml._build
+
+    def counting(text: str, max_depth: int) -> fastyaml.Parsed:
+        parses.append(text)
+        return original(text, max_depth)
+
+    monkeypatch.setattr(fastyaml, "_build", counting)
+
+    warm = render(bundle, cr, cache)
+    assert cold.exit_code == 0, cold.output
+    assert (warm.exit_code, warm.stdout) == (0, cold.stdout)
+    # neither operator.yaml nor the included file: the CR alone (a CR's parse is not kept)
+    assert parses == [cr.read_text(encoding="utf-8")]
+    component.write_text(extra + "    data: {edited: 'yes'}\n", encoding="utf-8")
+    edited = render(bundle, cr, cache)
+    assert edited.exit_code == 0, edited.output
+    assert "edited: 'yes'" in edited.stdout
+    assert parses[1:] == [component.read_text(encoding="utf-8"), parses[0]]  # and the CR
+    assert edited.stdout == render(bundle, cr, None).stdout
+
+
 # -- store files that must not be used ------------------------------------------------------
 
 
@@ -208,10 +250,10 @@ def _planted(tmp_path: Path, bundle: Path) -> Path:
     (path,) = store_files(cache)
     body = path.read_bytes()
     magic_end = body.index(b"\n") + 1
-    key, entries, passed = marshal.loads(body[magic_end + 32 :])
+    key, entries, passed, parses = marshal.loads(body[magic_end + 32 :])
     evil = Environment().compile("PLANTED", raw=False)
     planted = {k: (False, refs, evil) for k, (_native, refs, _code) in entries.items()}
-    payload = marshal.dumps((key, planted, passed))
+    payload = marshal.dumps((key, planted, passed, parses))
     path.write_bytes(body[:magic_end] + hashlib.sha256(payload).digest() + payload)
     return path
 
@@ -305,8 +347,8 @@ def test_a_store_file_with_a_valid_checksum_but_another_key_is_ignored(tmp_path:
     path = _planted(tmp_path, bundle)
     body = path.read_bytes()
     magic_end = body.index(b"\n") + 1
-    _key, entries, passed = marshal.loads(body[magic_end + 32 :])
-    payload = marshal.dumps(("another bundle\0another version", entries, passed))
+    _key, entries, passed, parses = marshal.loads(body[magic_end + 32 :])
+    payload = marshal.dumps(("another bundle\0another version", entries, passed, parses))
     path.write_bytes(body[:magic_end] + hashlib.sha256(payload).digest() + payload)
 
     result = render(bundle, cr, tmp_path / "cache")
