@@ -23,6 +23,7 @@ found none.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import yaml
@@ -97,7 +98,9 @@ def _plain(value: str) -> Any:
     raise _GiveUp  # hex, octal, underscores, .inf, a leading zero, 1e3, a merge key ...
 
 
-def fast_load(text: str, file: str, max_depth: int) -> tuple[Any, Positions, Positions] | None:
+def fast_load(
+    text: str, file: str, max_depth: int
+) -> tuple[Any, SourcePositions, SourcePositions] | None:
     """``(data, positions, key_positions)`` of the one document in ``text``, as the ruamel
     path would build them, or ``None`` when the document needs the ruamel path."""
     parsed = fast_parse(text, max_depth)
@@ -118,9 +121,54 @@ def fast_parse(text: str, max_depth: int) -> Parsed | None:
         return None
 
 
-def source_positions(file: str, raw: RawPositions) -> Positions:
+class SourcePositions(Mapping[PathKey, SourcePos]):
+    """``raw`` as the ``SourcePos``es of ``file``, each made when first asked for: a load
+    asks for a small part of them (the templated strings, the nodes a check names), and
+    making them all was a sixth of a warm load of a big bundle."""
+
+    __slots__ = ("_file", "_made", "raw")
+
+    def __init__(self, file: str, raw: RawPositions) -> None:
+        self._file = file
+        self.raw = raw
+        self._made: dict[PathKey, SourcePos] = {}
+
+    def __getitem__(self, path: PathKey) -> SourcePos:
+        made = self._made.get(path)
+        if made is None:
+            line, col = self.raw[path]
+            made = self._made[path] = SourcePos(self._file, line, col)
+        return made
+
+    def get(self, path: PathKey, default: Any = None) -> Any:  # (no KeyError round trip)
+        made = self._made.get(path)
+        if made is not None:
+            return made
+        found = self.raw.get(path)
+        if found is None:
+            return default
+        made = self._made[path] = SourcePos(self._file, found[0], found[1])
+        return made
+
+    def __iter__(self) -> Iterator[PathKey]:
+        return iter(self.raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    def below(self, prefix_length: int) -> dict[PathKey, SourcePositions]:
+        """The positions grouped by their first ``prefix_length`` path elements, each group
+        keyed by the rest of the path (``bundle.nodes._PositionIndex``)."""
+        groups: dict[PathKey, RawPositions] = {}
+        for path, at in self.raw.items():
+            if len(path) >= prefix_length:
+                groups.setdefault(path[:prefix_length], {})[path[prefix_length:]] = at
+        return {prefix: SourcePositions(self._file, raw) for prefix, raw in groups.items()}
+
+
+def source_positions(file: str, raw: RawPositions) -> SourcePositions:
     """``raw`` as the ``SourcePos``es of ``file``."""
-    return {path: SourcePos(file, line, col) for path, (line, col) in raw.items()}
+    return SourcePositions(file, raw)
 
 
 def _build(text: str, max_depth: int) -> Parsed:

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from oper8d.bundle.fastyaml import SourcePositions
 from oper8d.bundle.loader import Document, PathKey
 from oper8d.errors import SourcePos
 
@@ -29,16 +30,21 @@ class _PositionIndex:
 
     def __init__(self, doc: Document) -> None:
         self._doc = doc
-        self._by_length: dict[int, dict[PathKey, dict[PathKey, SourcePos]]] = {}
+        self._by_length: dict[int, dict[PathKey, Mapping[PathKey, SourcePos]]] = {}
 
     def below(self, path: PathKey) -> Mapping[PathKey, SourcePos]:
         n = len(path)
         groups = self._by_length.get(n)
         if groups is None:
-            groups = {}
-            for p, pos in self._doc.positions.items():
-                if len(p) >= n:
-                    groups.setdefault(p[:n], {})[p[n:]] = pos
+            positions = self._doc.positions
+            if isinstance(positions, SourcePositions):  # (made lazily: group the raw ones)
+                groups = dict(positions.below(n))
+            else:
+                made: dict[PathKey, dict[PathKey, SourcePos]] = {}
+                for p, pos in positions.items():
+                    if len(p) >= n:
+                        made.setdefault(p[:n], {})[p[n:]] = pos
+                groups = dict(made)
             self._by_length[n] = groups
         return groups.get(path, {})
 

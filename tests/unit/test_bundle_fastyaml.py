@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from benchmarks.gen import write_bundle
 from oper8d.bundle import fastyaml
-from oper8d.bundle.loader import load_yaml_text, load_yaml_text_ruamel
-from oper8d.errors import BundleError
+from oper8d.bundle.loader import Document, load_yaml_text, load_yaml_text_ruamel
+from oper8d.errors import BundleError, SourcePos
 from oper8d.limits import Limits
 
 pytestmark = pytest.mark.skipif(not fastyaml.available(), reason="PyYAML without libyaml")
@@ -115,3 +115,23 @@ values = st.recursive(
 def test_dumped_yaml_loads_as_the_ruamel_loader_reads_it(value: object, flow: bool) -> None:
     text = yaml.safe_dump(value, default_flow_style=flow, allow_unicode=True, sort_keys=False)
     assert _fast(text) == _ruamel(text)
+
+
+def test_positions_made_on_demand_are_the_positions_of_the_document(tmp_path: Path) -> None:
+    """``SourcePositions`` answers as the plain mapping of ``SourcePos`` it stands for:
+    lookups, iteration, and the groups below a prefix that inline objects get."""
+    from oper8d.bundle.nodes import _PositionIndex
+
+    bundle = write_bundle(tmp_path, components=3)
+    text = (bundle.path / "operator.yaml").read_text(encoding="utf-8")
+    doc = load_yaml_text(text, "operator.yaml")
+    assert isinstance(doc.positions, fastyaml.SourcePositions)
+    plain = {path: SourcePos("operator.yaml", *at) for path, at in doc.positions.raw.items()}
+    assert dict(doc.positions) == plain and len(doc.positions) == len(plain)
+    assert doc.positions.get(("no", "such")) is None
+    some = next(iter(plain))
+    assert doc.positions[some] is doc.positions.get(some)  # made once
+    lazy = _PositionIndex(doc)
+    eager = _PositionIndex(Document(doc.data, doc.file, plain, dict(doc.key_positions)))
+    for path in {p[:n] for p in plain for n in range(len(p) + 1)}:
+        assert dict(lazy.below(path)) == dict(eager.below(path)), path
