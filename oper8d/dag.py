@@ -15,12 +15,14 @@ descendants stay unstarted while independent branches keep running.
 from __future__ import annotations
 
 import heapq
-import queue
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # (imported by run_concurrent: serial runs, offline ones, never need it)
+    import queue
+    from concurrent.futures import Executor, Future
 
 __all__ = ["CycleError", "Graph", "RunResult", "run_concurrent", "run_serial"]
 
@@ -297,6 +299,8 @@ def run_concurrent(
     scheduler = _Scheduler(graph, order, work, max_workers, should_stop)
     if executor is not None:
         return scheduler.run(executor)
+    from concurrent.futures import ThreadPoolExecutor
+
     workers = min(max_workers, len(order))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="oper8d-dag") as pool:
         return scheduler.run(pool)
@@ -322,6 +326,8 @@ class _Scheduler:
         self.waiting = {node: len(graph.upstream(node)) for node in order}
         self.ready = [self.priority[n] for n in order if not self.waiting[n]]  # sorted: a heap
         # Workers' done-callbacks post finished futures here; the calling thread blocks on it.
+        import queue
+
         self.finished: queue.SimpleQueue[Future[None]] = queue.SimpleQueue()
         self.in_flight: dict[Future[None], str] = {}
         self.completed: list[str] = []
@@ -340,9 +346,11 @@ class _Scheduler:
         except BaseException:
             # Raised here (Ctrl-C while waiting, should_stop failing, a shut-down executor):
             # leave no work running behind the caller's back.
+            from concurrent.futures import wait
+
             for future in self.in_flight:
                 future.cancel()
-            wait_futures(list(self.in_flight))
+            wait(list(self.in_flight))
             raise
         if self.interrupt is not None:
             raise self.interrupt

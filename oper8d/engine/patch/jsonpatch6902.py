@@ -16,10 +16,10 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-import jsonpatch
-import jsonpointer
-
 from oper8d.errors import ConfigError
+
+# ``jsonpatch`` (with ``jsonpointer`` and ``difflib``) is imported by the functions that use
+# it, when a bundle or a TemporaryPatch has a JSON patch: most renders never load it.
 
 
 def json_patch(original: dict[str, Any], operations: list[dict[str, Any]]) -> dict[str, Any]:
@@ -28,6 +28,9 @@ def json_patch(original: dict[str, Any], operations: list[dict[str, Any]]) -> di
     Raises ConfigError naming the index, op and path of the first operation that fails
     (a ``test`` that does not hold, a path that does not exist, a malformed op).
     """
+    import jsonpatch
+    import jsonpointer
+
     if not isinstance(operations, list):
         raise ConfigError(
             f"a JSON 6902 patch must be a list of operations, got {type(operations).__name__}: "
@@ -73,6 +76,9 @@ def _apply_op(doc: Any, op: Mapping[str, Any], owned: dict[int, Any]) -> Any:
 def _move(doc: Any, source: str, target: str, owned: dict[int, Any]) -> Any:
     """A move is a remove and an add. List positions shift in between, so each step
     gets its own copy-on-write walk."""
+    import jsonpatch
+    import jsonpointer
+
     parent, _ = jsonpointer.JsonPointer(source).to_last(doc)
     value = jsonpointer.JsonPointer(source).resolve(doc)
     if source == target:
@@ -85,6 +91,8 @@ def _move(doc: Any, source: str, target: str, owned: dict[int, Any]) -> Any:
 
 
 def _apply(doc: Any, op: Mapping[str, Any]) -> Any:
+    import jsonpatch
+
     return jsonpatch.JsonPatch([op]).apply(doc, in_place=True)
 
 
@@ -101,6 +109,8 @@ def _own_path(doc: Any, pointer: Any, owned: dict[int, Any]) -> Any:
     ours yet, so an in-place change there leaves the original untouched."""
     if not isinstance(pointer, str) or not isinstance(doc, dict | list):
         return doc  # jsonpatch reports the malformed op or the scalar document
+    import jsonpointer
+
     parts = jsonpointer.JsonPointer(pointer).parts
     if id(doc) not in owned:
         doc = _copy(doc, owned)
