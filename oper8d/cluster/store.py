@@ -170,18 +170,21 @@ class Store(DeletionMixin):
         key = self.key_of(obj)
         entry = self._objects.get(key)
         check_preconditions(obj, entry.obj if entry else None)
-        live = fields.content(entry.obj) if entry else {}
-        new, owners = fields.server_side_apply(
-            live,
-            self._content(obj, apply=True),
-            entry.owners if entry else {},
-            manager,
-            self._shape(obj),
-            force=force,
-            where=admission.describe(obj),
-        )
-        # defaults owned by nobody; ``new`` shares nothing with ``live`` or the applied
-        # config (fields.server_side_apply builds it from copies), so it is filled in place
+        config = self._content(obj, apply=True)  # (built on ``obj``, our private copy)
+        if entry is None:  # a create: nothing to merge with, nobody else's fields
+            new, owners = fields.apply_new(config, manager, self._shape(obj))
+        else:
+            new, owners = fields.server_side_apply(
+                fields.content(entry.obj),
+                config,
+                entry.owners,
+                manager,
+                self._shape(obj),
+                force=force,
+                where=admission.describe(obj),
+            )
+        # defaults owned by nobody; ``new`` shares nothing with the live object or the
+        # caller's (both paths build it from copies), so it is filled in place
         new = self._defaulted(new, obj)
         return self._write(key, _compose(new, key, entry.obj if entry else obj), owners)
 
