@@ -470,27 +470,40 @@ def record_update(
 
 def present_only(owners: Mapping[str, Iterable[Path]], tree: Mapping[str, Any]) -> Owners:
     """``owners`` without the paths ``tree`` does not hold (and without managers left with
-    none)."""
+    none). Every write asks this of all its paths, which share most of their prefixes:
+    the node at each parent path is looked up once per pass (``tree`` does not change
+    meanwhile), and list items are found through an ``ItemFinder``."""
     out: Owners = {}
-    finder = ItemFinder()  # (tree does not change during the pass)
+    nodes: dict[Path, Any] = {(): tree}
+    finder = ItemFinder()
     for m, ps in owners.items():
-        present = frozenset(p for p in ps if _find(tree, p, finder) is not MISSING)
+        present = []
+        for path in ps:
+            node = nodes.get(path[:-1], _UNKNOWN)
+            if node is _UNKNOWN:
+                node = _locate(path[:-1], nodes, finder)
+            if node is not MISSING and _step(node, path[-1], finder) is not MISSING:
+                present.append(path)
         if present:
-            out[m] = present
+            out[m] = frozenset(present)
     return out
 
 
-def _find(tree: Any, path: Path, finder: ItemFinder) -> Any:
-    """``get_path(tree, path)``, with list items found through ``finder``."""
-    node = tree
-    for part in path:
-        kind = type(node)
-        if kind is dict:
-            node = node.get(part, MISSING)
-        elif kind is list:
-            node = finder.find(node, part, MISSING)
-        else:
-            node = _child(node, (), part)
-        if node is MISSING:
-            return MISSING
+def _locate(path: Path, nodes: dict[Path, Any], finder: ItemFinder) -> Any:
+    """The node at ``path`` (or ``MISSING``), remembered in ``nodes`` with its parents."""
+    node = nodes.get(path, _UNKNOWN)
+    if node is _UNKNOWN:
+        parent = _locate(path[:-1], nodes, finder)
+        node = nodes[path] = MISSING if parent is MISSING else _step(parent, path[-1], finder)
     return node
+
+
+def _step(node: Any, part: str, finder: ItemFinder) -> Any:
+    if type(node) is dict:
+        return node.get(part, MISSING)
+    if type(node) is list:
+        return finder.find(node, part, MISSING)
+    return _child(node, (), part)
+
+
+_UNKNOWN: Any = object()  # a path not looked up yet

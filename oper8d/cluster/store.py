@@ -15,7 +15,6 @@ import hashlib
 import ipaddress
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,11 +37,34 @@ _FIRST_CLUSTER_IP = int(ipaddress.IPv4Address("10.96.0.0"))
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the API server's generateName alphabet
 
 
-@dataclass
 class _Entry:
-    obj: Obj
-    owners: fields.Owners = field(default_factory=dict)
-    propagation: Propagation = "Background"  # what happens to dependents on removal
+    """A stored object and who owns its fields. The owners a write hands over may name
+    paths the stored object lacks (defaults, admission and the registry rewrite it after
+    ownership is worked out); they are trimmed to the object's paths the first time
+    someone reads them, not at every write: most objects a render creates are never
+    written again, and the trim costs as much as the rest of the write's bookkeeping.
+    Deferring it is exact because the paths are those of ``obj``'s content, which changes
+    only with a new ``owners`` (``Store._write``); status writes keep the content."""
+
+    __slots__ = ("_owners", "_trimmed", "obj", "propagation")
+
+    def __init__(self, obj: Obj, owners: fields.Owners) -> None:
+        self.obj = obj
+        self._owners: fields.Owners = owners
+        self._trimmed = False
+        self.propagation: Propagation = "Background"  # what happens to dependents on removal
+
+    @property
+    def owners(self) -> fields.Owners:
+        if not self._trimmed:
+            self._owners = fields.present_only(self._owners, fields.content(self.obj))
+            self._trimmed = True
+        return self._owners
+
+    @owners.setter
+    def owners(self, owners: fields.Owners) -> None:
+        """Set the owners of the content ``obj`` has now (set ``obj`` first)."""
+        self._owners, self._trimmed = owners, False
 
 
 class StoreView:
@@ -280,12 +302,11 @@ class Store(DeletionMixin):
                 _refuse_new_finalizers(old, new)
             if new == old:  # a no-op write: nothing moves
                 assert entry is not None
-                entry.owners = fields.present_only(owners, fields.content(new))
+                entry.owners = owners
                 return old
             if "generation" in meta and _generation_moves(key, old, new):
                 meta["generation"] = old_meta["generation"] + 1
         meta["resourceVersion"] = self._next_resource_version()
-        owners = fields.present_only(owners, fields.content(new))
         if entry is None:
             self._objects[key] = _Entry(new, owners)
             self._index.add(key, new)

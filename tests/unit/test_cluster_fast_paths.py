@@ -1,8 +1,10 @@
 """The in-memory cluster's shortcuts give what its general paths give, on generated input.
 
 Each shortcut exists only because a render writes hundreds of objects (issue 10): a
-create by server-side apply skips the merge (``fields.apply_new``). Every property here
-compares the shortcut with the general path it stands for, so the two can never drift.
+create by server-side apply skips the merge (``fields.apply_new``), a list item's identity
+is written without the JSON encoder when it is simple (``listtypes._json``), ownership is
+trimmed to the stored object when read rather than at every write. Every property here
+compares a shortcut with the general path it stands for, so the two can never drift.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from oper8d.cluster.fields import apply_new, clone, server_side_apply
-from oper8d.cluster.listtypes import ListTypes, Shape
+from oper8d.cluster.listtypes import _ENCODE, ListTypes, Shape, _json
+from oper8d.cluster.memory import MemoryCluster
 from oper8d.kubeschema import KubeSchemas
 
 LIST_TYPES = ListTypes(KubeSchemas.builtin())
@@ -119,3 +122,44 @@ def test_a_create_by_apply_gives_what_the_general_apply_gives(
     fast, fast_owners = apply_new(clone(config), "op", shape)
     assert _same(fast, general)
     assert fast_owners == general_owners
+
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.text(),
+    st.sampled_from(["web", 'quo"te', "back\\slash", "é", "\u2028", "\x00"]),
+)
+json_values = st.one_of(
+    json_scalars,
+    st.dictionaries(st.text(max_size=4), json_scalars, max_size=4),
+    st.lists(json_scalars, max_size=3),
+    st.dictionaries(st.text(max_size=2), st.lists(json_scalars, max_size=2), max_size=2),
+)
+
+
+@given(json_values)
+def test_an_item_identity_is_written_as_the_json_encoder_writes_it(value: Any) -> None:
+    assert _json(value) == _ENCODE(value)
+
+
+def test_a_manager_owns_no_field_the_stored_object_lacks_also_after_status_writes() -> None:
+    cluster = MemoryCluster()
+    spec = {"ports": [{"port": 80}], "sessionAffinity": "None"}
+    # the apiserver drops the affinity config of no affinity: nobody owns it then
+    spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": 10}}
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web", "namespace": "demo"},
+        "spec": spec,
+    }
+    cluster.apply(service, field_manager="op")
+    live = cluster.get("v1", "Service", "web", "demo")
+    assert live is not None and "sessionAffinityConfig" not in live["spec"]
+    cluster.update_status({**live, "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}})
+    owned = cluster.managed_fields("v1", "Service", "web", "demo")["op"]
+    assert 'spec.ports.k:{"port":80,"protocol":"TCP"}.port' in owned
+    assert not [p for p in owned if p.startswith("spec.sessionAffinityConfig")]
