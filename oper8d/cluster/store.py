@@ -21,6 +21,7 @@ from typing import Any
 from oper8d.cluster import admission, fields
 from oper8d.cluster.base import Propagation
 from oper8d.cluster.defaults import apply_defaults, apply_status_defaults, fill_key_defaults
+from oper8d.cluster.defaults_builtin import default_plans
 from oper8d.cluster.defaults_server import initial_status, on_write
 from oper8d.cluster.deletion import DeletionMixin
 from oper8d.cluster.index import Key, ObjectIndex
@@ -104,6 +105,7 @@ class Store(DeletionMixin):
         schemas: KubeSchemas,
     ):
         self.list_types = ListTypes(schemas)
+        self._default_plans = default_plans(schemas.definitions)  # (kept across writes)
         self._clock = clock
         self._new_uid = new_uid
         self._simulator = simulator
@@ -360,7 +362,10 @@ class Store(DeletionMixin):
     def _defaulted(self, content: dict[str, Any], obj: Obj) -> dict[str, Any]:
         """``content`` (the write's own) with the defaults of ``obj``'s kind filled in."""
         api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
-        apply_defaults(content, api_version, kind, self.list_types.schemas)
+        schemas = self.list_types.schemas
+        if self._default_plans.definitions is not schemas.definitions:
+            self._default_plans = default_plans(schemas.definitions)
+        apply_defaults(content, api_version, kind, schemas, self._default_plans)
         return content
 
     def _shape(self, obj: Obj) -> Shape:

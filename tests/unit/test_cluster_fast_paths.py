@@ -3,7 +3,8 @@
 Each shortcut exists only because a render writes hundreds of objects (issue 10): a
 create by server-side apply skips the merge (``fields.apply_new``), a list item's identity
 is written without the JSON encoder when it is simple (``listtypes._json``), ownership is
-trimmed to the stored object when read rather than at every write. Every property here
+trimmed to the stored object when read rather than at every write, built-in defaulting
+walks only where a default can be (``defaults_plan``). Every property here
 compares a shortcut with the general path it stands for, so the two can never drift.
 """
 
@@ -15,12 +16,14 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from oper8d.cluster.defaults_builtin import default_builtin, default_plans
 from oper8d.cluster.fields import apply_new, clone, server_side_apply
 from oper8d.cluster.listtypes import _ENCODE, ListTypes, Shape, _json
 from oper8d.cluster.memory import MemoryCluster
 from oper8d.kubeschema import KubeSchemas
 
-LIST_TYPES = ListTypes(KubeSchemas.builtin())
+SCHEMAS = KubeSchemas.builtin()
+LIST_TYPES = ListTypes(SCHEMAS)
 SHAPES = {
     "Deployment": LIST_TYPES.root("apps/v1", "Deployment"),
     "Service": LIST_TYPES.root("v1", "Service"),
@@ -163,3 +166,71 @@ def test_a_manager_owns_no_field_the_stored_object_lacks_also_after_status_write
     owned = cluster.managed_fields("v1", "Service", "web", "demo")["op"]
     assert 'spec.ports.k:{"port":80,"protocol":"TCP"}.port' in owned
     assert not [p for p in owned if p.startswith("spec.sessionAffinityConfig")]
+
+
+probes = _opt(
+    httpGet=_opt(port=st.sampled_from([80, "http"]), path=maybe(st.none(), st.just(""))),
+    grpc=_opt(port=st.just(9000)),
+    periodSeconds=maybe(st.none(), st.just(0)),
+)
+volumes = st.lists(
+    _opt(
+        name=names,
+        configMap=_opt(name=names, defaultMode=maybe(st.none(), st.just(256))),
+        secret=_opt(secretName=names),
+        projected=_opt(sources=st.lists(_opt(serviceAccountToken=_opt(path=names)), max_size=1)),
+        hostPath=_opt(path=names),
+    ),
+    max_size=2,
+)
+pod_specs = _opt(
+    containers=st.lists(
+        _opt(
+            name=names,
+            image=st.sampled_from(["img", "img:latest", "img:1"]),
+            ports=ports,
+            livenessProbe=probes,
+            env=st.lists(
+                _opt(name=names, valueFrom=_opt(fieldRef=_opt(fieldPath=names))), max_size=2
+            ),
+        ),
+        max_size=2,
+    ),
+    initContainers=st.lists(_opt(name=names, image=st.just("img")), max_size=1),
+    volumes=volumes,
+    restartPolicy=maybe(st.none(), st.just("")),
+    extra=free_trees,
+)
+builtin_objects = st.one_of(
+    st.tuples(
+        st.just(("apps/v1", "Deployment")),
+        _opt(
+            metadata=metadata,
+            spec=_opt(
+                replicas=maybe(st.none(), st.just(3)),
+                template=_opt(metadata=_opt(labels=label_maps), spec=pod_specs),
+                strategy=_opt(type=st.sampled_from(["Recreate", "RollingUpdate"])),
+            ),
+        ),
+    ),
+    st.tuples(st.just(("v1", "Pod")), _opt(metadata=metadata, spec=pod_specs)),
+    st.tuples(
+        st.just(("v1", "Service")),
+        _opt(metadata=metadata, spec=_opt(ports=ports, type=names, sessionAffinity=names)),
+    ),
+    st.tuples(st.just(("v1", "ConfigMap")), _opt(metadata=metadata, data=free_trees)),
+)
+PLANS = default_plans(SCHEMAS.definitions)  # (shared: plans carry over, as in a store)
+
+
+@given(builtin_objects)
+def test_planned_defaulting_gives_what_walking_the_whole_object_gives(
+    case: tuple[tuple[str, str], dict[str, Any]],
+) -> None:
+    (api_version, kind), obj = case
+    schema = SCHEMAS.raw_schema(api_version, kind)
+    assert schema is not None
+    planned, walked = clone(obj), clone(obj)
+    default_builtin(planned, api_version, kind, schema, SCHEMAS.definitions, PLANS)
+    default_builtin(walked, api_version, kind, schema, SCHEMAS.definitions)
+    assert _same(planned, walked)
