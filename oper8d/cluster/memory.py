@@ -93,6 +93,7 @@ garbage collection), ``cluster.fields`` (merges, field ownership), ``cluster.adm
 from __future__ import annotations
 
 import builtins
+import hashlib
 import itertools
 import threading
 import uuid
@@ -120,9 +121,22 @@ MUTATING_VERBS = ("create", "apply", "update", "update_status", "delete", "patch
 
 def sequential_uids(seed: str = "oper8d") -> Callable[[], str]:
     """A uid factory for deterministic runs: uuid-shaped strings derived from ``seed`` and
-    a counter, the same sequence every time."""
+    a counter, the same sequence every time: ``str(uuid.uuid5(uuid.NAMESPACE_OID,
+    f"{seed}/{n}"))``, worked out here without building a ``UUID`` (an offline render
+    makes one per object it creates; a test holds the two to the same text)."""
     counter = itertools.count(1)
-    return lambda: str(uuid.uuid5(uuid.NAMESPACE_OID, f"{seed}/{next(counter)}"))
+    namespace = hashlib.sha1(uuid.NAMESPACE_OID.bytes, usedforsecurity=False)
+
+    def next_uid() -> str:
+        digest = namespace.copy()
+        digest.update(f"{seed}/{next(counter)}".encode())
+        raw = bytearray(digest.digest()[:16])
+        raw[6] = (raw[6] & 0x0F) | 0x50  # version 5
+        raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
+        h = raw.hex()
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+    return next_uid
 
 
 class MemoryCluster:

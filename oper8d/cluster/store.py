@@ -115,6 +115,7 @@ class Store(DeletionMixin):
         self._by_uid: dict[str, Key] = {}
         self._resource_version = 0
         self._cluster_ips = 0
+        self._last_stamp: tuple[Any, str] | None = None  # (clock reading, its timestamp)
         self.events: deque[tuple[str, Obj]] = deque()
         self.record_events = False  # set while someone watches
         self._view = StoreView(self)
@@ -328,7 +329,9 @@ class Store(DeletionMixin):
 
     def _write_status(self, key: Key, status: Any) -> Obj:
         entry = self._objects[key]
-        new = fields.clone(entry.obj)
+        # a new version sharing all but metadata and status with the stored one: the
+        # store never changes a stored object's parts in place, and hands out copies
+        new = {**entry.obj, "metadata": dict(entry.obj["metadata"])}
         if status is None:
             new.pop("status", None)
         else:
@@ -414,13 +417,23 @@ class Store(DeletionMixin):
 
     def now(self) -> datetime:
         """The clock's time as an aware UTC datetime (it may give a datetime or seconds)."""
-        value: datetime | int | float = self._clock()
+        return self.now_of(self._clock())
+
+    @staticmethod
+    def now_of(value: datetime | int | float) -> datetime:
+        """A clock's reading as an aware UTC datetime."""
         if isinstance(value, int | float):
             return datetime.fromtimestamp(value, UTC)
         return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
 
     def _timestamp(self) -> str:
-        return self.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        """``now()`` as the API server writes a timestamp. Remembered while the clock
+        gives the same time (an offline run's clock moves between passes, not between
+        the hundreds of creates of one pass; the formatting costs more than the rest)."""
+        value = self._clock()
+        if self._last_stamp is None or self._last_stamp[0] != value:
+            self._last_stamp = (value, self.now_of(value).strftime("%Y-%m-%dT%H:%M:%SZ"))
+        return self._last_stamp[1]
 
 
 def out(obj: Obj, api_version: str) -> Obj:

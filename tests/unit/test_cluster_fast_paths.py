@@ -4,13 +4,15 @@ Each shortcut exists only because a render writes hundreds of objects (issue 10)
 create by server-side apply skips the merge (``fields.apply_new``), a list item's identity
 is written without the JSON encoder when it is simple (``listtypes._json``), ownership is
 trimmed to the stored object when read rather than at every write, built-in defaulting
-walks only where a default can be (``defaults_plan``). Every property here
+walks only where a default can be (``defaults_plan``), deterministic uids are hashed
+without building ``UUID`` objects. Every property here
 compares a shortcut with the general path it stands for, so the two can never drift.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 from hypothesis import example, given
@@ -19,7 +21,7 @@ from hypothesis import strategies as st
 from oper8d.cluster.defaults_builtin import default_builtin, default_plans
 from oper8d.cluster.fields import apply_new, clone, server_side_apply
 from oper8d.cluster.listtypes import _ENCODE, ListTypes, Shape, _json
-from oper8d.cluster.memory import MemoryCluster
+from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.kubeschema import KubeSchemas
 
 SCHEMAS = KubeSchemas.builtin()
@@ -234,3 +236,10 @@ def test_planned_defaulting_gives_what_walking_the_whole_object_gives(
     default_builtin(planned, api_version, kind, schema, SCHEMAS.definitions, PLANS)
     default_builtin(walked, api_version, kind, schema, SCHEMAS.definitions)
     assert _same(planned, walked)
+
+
+@given(st.text(st.characters(exclude_categories=("Cs",))), st.integers(1, 40))
+def test_sequential_uids_are_the_uuid5_of_the_seed_and_a_counter(seed: str, count: int) -> None:
+    uids = sequential_uids(seed)
+    made = [uids() for _ in range(count)]
+    assert made == [str(uuid.uuid5(uuid.NAMESPACE_OID, f"{seed}/{n}")) for n in range(1, count + 1)]
