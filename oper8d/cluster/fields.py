@@ -414,40 +414,6 @@ def server_side_apply(
     return result, new_owners
 
 
-def apply_new(config: dict[str, Any], manager: str, shape: Shape) -> tuple[dict[str, Any], Owners]:
-    """``server_side_apply({}, config, {}, manager, shape, ...)``: the create by server-side
-    apply that a render makes of every object, without the merge. With nothing live and
-    no other manager, the result is ``config`` with the nulls of its maps dropped (no
-    opinion) and the manager owns every leaf it set. ``config`` must be the caller's
-    private copy of JSON data (dicts and lists): it becomes the result, changed in place,
-    which saves copying it. A property test holds this to ``server_side_apply``."""
-    found: dict[Path, Any] = {}
-    _take_new(config, shape, (), found)
-    owned = frozenset(p for p, v in found.items() if v is not None)
-    return config, ({manager: owned} if owned else {})
-
-
-def _take_new(tree: dict[str, Any], shape: Shape, prefix: Path, found: dict[Path, Any]) -> None:
-    """``leaves(tree, shape, prefix)`` into ``found``, with the nulls of ``tree``'s
-    granular maps dropped (in place) as ``_apply_into`` drops them."""
-    for k in [k for k, v in tree.items() if v is None]:
-        del tree[k]
-    for k, v in tree.items():
-        path = (*prefix, k)
-        sub = shape.field(k)
-        if type(v) is list and (list_type := sub.list_type()).kind != "atomic":
-            items = sub.items()
-            for item in v:
-                at = (*path, item_id(item, list_type))
-                found[at] = item
-                if list_type.kind == "map" and _is_map(item):
-                    found.update(leaves(item, items, at))
-        elif _is_map(v) and v and not sub.atomic_map:
-            _take_new(v, sub, path, found)
-        else:
-            found[path] = v
-
-
 def record_update(
     old: Mapping[str, Any] | None,
     new: Mapping[str, Any],

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from oper8d.cluster import admission, fields
+from oper8d.cluster.apply_create import apply_create
 from oper8d.cluster.base import Propagation
 from oper8d.cluster.defaults import apply_defaults, apply_status_defaults, fill_key_defaults
 from oper8d.cluster.defaults_builtin import default_plans
@@ -181,8 +182,9 @@ class Store(DeletionMixin):
             raise ClusterError(
                 f"{admission.describe(obj)}: resourceVersion must not be set on create", status=400
             )
-        new = self._defaulted(self._content(obj), obj)
-        owners = fields.record_update(None, new, {}, manager, self._shape(obj))
+        shape = self._shape_of(obj, None)
+        new = self._defaulted(self._content(obj, shape), obj)
+        owners = fields.record_update(None, new, {}, manager, shape)
         return self._write(key, _compose(new, key, obj), owners)
 
     def server_side_apply(self, obj: Obj, manager: str, force: bool) -> Obj:
@@ -195,16 +197,20 @@ class Store(DeletionMixin):
         key = self.key_of(obj)
         entry = self._objects.get(key)
         check_preconditions(obj, entry.obj if entry else None)
-        config = self._content(obj, apply=True)  # (built on ``obj``, our private copy)
         if entry is None:  # a create: nothing to merge with, nobody else's fields
-            new, owners = fields.apply_new(config, manager, self._shape(obj))
+            admission.check_sent_metadata(obj, self.list_types.schemas)
+            new = fields.content(obj)  # (built on ``obj``, our private copy)
+            owners, unknown = apply_create(new, manager, self._shape_of(obj, None))
+            if unknown:
+                raise admission.unknown_fields_error(obj, unknown)
         else:
+            shape = self._shape_of(obj, entry)
             new, owners = fields.server_side_apply(
                 fields.content(entry.obj),
-                config,
+                self._content(obj, shape, apply=True),
                 entry.owners,
                 manager,
-                self._shape(obj),
+                shape,
                 force=force,
                 where=admission.describe(obj),
             )
@@ -218,9 +224,11 @@ class Store(DeletionMixin):
         key, entry = self._existing(obj)
         check_preconditions(obj, entry.obj)
         live = fields.content(entry.obj)
-        new = fields.merge(live, self._content(obj)) if merge else self._content(obj)
+        shape = self._shape_of(obj, entry)
+        sent = self._content(obj, shape)
+        new = fields.merge(live, sent) if merge else sent
         new = self._defaulted(fields.clone(new), obj)
-        owners = fields.record_update(live, new, entry.owners, manager, self._shape(obj))
+        owners = fields.record_update(live, new, entry.owners, manager, shape)
         return self._write(key, _compose(new, key, entry.obj), owners)
 
     def merge_patch(self, target: Obj, patch: Mapping[str, Any], manager: str) -> Obj:
@@ -349,12 +357,12 @@ class Store(DeletionMixin):
         self._write(key, new, self._objects[key].owners)
 
     # -- helpers ------------------------------------------------------------------------
-    def _content(self, obj: Obj, *, apply: bool = False) -> dict[str, Any]:
-        """What the client writes (``obj``: its private copy): unknown fields refused
-        (apply) or dropped, the defaults that decide list item identities filled in."""
+    def _content(self, obj: Obj, shape: Shape, *, apply: bool = False) -> dict[str, Any]:
+        """What the client writes (``obj``: its private copy, at the root ``shape``):
+        unknown fields refused (apply) or dropped, the defaults that decide list item
+        identities filled in."""
         admission.check_sent_metadata(obj, self.list_types.schemas)
         new = fields.content(obj)
-        shape = self._shape(obj)
         if apply:
             admission.refuse_unknown(obj, new, shape)
         else:
@@ -372,7 +380,10 @@ class Store(DeletionMixin):
         return content
 
     def _shape(self, obj: Obj) -> Shape:
-        entry = self._objects.get(self.key_of(obj))
+        return self._shape_of(obj, self._objects.get(self.key_of(obj)))
+
+    def _shape_of(self, obj: Obj, entry: _Entry | None) -> Shape:
+        """The root shape of ``obj``'s kind, whose stored version is ``entry``."""
         stored_as = str(entry.obj["apiVersion"]) if entry else None
         return self.list_types.root(str(obj["apiVersion"]), str(obj["kind"]), stored_as)
 

@@ -1,7 +1,8 @@
 """The in-memory cluster's shortcuts give what its general paths give, on generated input.
 
 Each shortcut exists only because a render writes hundreds of objects (issue 10): a
-create by server-side apply skips the merge (``fields.apply_new``), a list item's identity
+create by server-side apply checks, fills and takes the applied config in one walk without
+a merge (``cluster.apply_create``), a list item's identity
 is written without the JSON encoder when it is simple (``listtypes._json``), ownership is
 trimmed to the stored object when read rather than at every write, built-in defaulting
 walks only where a default can be (``defaults_plan``), deterministic uids are hashed
@@ -18,17 +19,70 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from oper8d.cluster.admission import unknown_fields
+from oper8d.cluster.apply_create import apply_create
+from oper8d.cluster.defaults import fill_key_defaults
 from oper8d.cluster.defaults_builtin import default_builtin, default_plans
-from oper8d.cluster.fields import apply_new, clone, server_side_apply
+from oper8d.cluster.fields import clone, server_side_apply
 from oper8d.cluster.listtypes import _ENCODE, ListTypes, Shape, _json
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.kubeschema import KubeSchemas
 
 SCHEMAS = KubeSchemas.builtin()
 LIST_TYPES = ListTypes(SCHEMAS)
+_OBJECT = {"type": "object"}
+_PORTS = {  # a map-list keyed by port and protocol (the protocol filled in before matching)
+    "type": "array",
+    "x-kubernetes-list-type": "map",
+    "x-kubernetes-list-map-keys": ["port", "protocol"],
+    "items": {
+        **_OBJECT,
+        "properties": {
+            "port": {"type": "integer"},
+            "protocol": {"type": "string"},
+            "name": {"type": "string"},
+        },
+    },
+}
+_GADGET_SPEC = {  # lists of every type, and maps atomic or not, with items of each inside
+    **_OBJECT,
+    "properties": {
+        "groups": {  # an atomic list whose items hold a keyed list
+            "type": "array",
+            "items": {**_OBJECT, "properties": {"name": {"type": "string"}, "ports": _PORTS}},
+        },
+        "ports": _PORTS,
+        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": _OBJECT},
+        "selector": {
+            **_OBJECT,
+            "x-kubernetes-map-type": "atomic",
+            "properties": {"app": {"type": "string"}, "ports": _PORTS},
+        },
+        "free": {**_OBJECT, "x-kubernetes-preserve-unknown-fields": True},
+    },
+}
+GADGET_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "gadgets.example.com"},
+    "spec": {
+        "group": "example.com",
+        "scope": "Namespaced",
+        "names": {"kind": "Gadget", "plural": "gadgets"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {"openAPIV3Schema": {**_OBJECT, "properties": {"spec": _GADGET_SPEC}}},
+            }
+        ],
+    },
+}
 SHAPES = {
     "Deployment": LIST_TYPES.root("apps/v1", "Deployment"),
     "Service": LIST_TYPES.root("v1", "Service"),
+    "Gadget": LIST_TYPES.with_crd(GADGET_CRD).root("example.com/v1", "Gadget"),
     "unknown kind": LIST_TYPES.root("demo.io/v1", "Widget"),
 }
 
@@ -75,18 +129,59 @@ metadata = _opt(
     finalizers=st.lists(st.sampled_from(["f/a", "f/b"]), max_size=3),
     ownerReferences=st.lists(_opt(uid=names, name=maybe(st.none(), names)), max_size=2),
 )
-specs = _opt(
+deployment_specs = _opt(
     replicas=maybe(st.none(), st.integers(0, 3)),
     selector=maybe(st.none(), st.just({}), _opt(matchLabels=label_maps)),
     template=_opt(
         metadata=_opt(labels=label_maps),
         spec=_opt(containers=containers, volumes=st.lists(_opt(name=names), max_size=2)),
     ),
-    ports=ports,
     strategy=maybe(st.none(), st.just({}), _opt(type=names, rollingUpdate=free_trees)),
-    extra=free_trees,
 )
-configs = _opt(metadata=metadata, spec=maybe(st.none(), specs), data=free_trees)
+service_specs = _opt(
+    ports=ports, selector=maybe(st.none(), label_maps), type=names, clusterIPs=st.lists(names)
+)
+#: sometimes a field the kind's schema lacks (refused), null or not
+unknown = st.one_of(st.just({}), st.just({}), st.just({}), _opt(bogus=maybe(st.none(), names)))
+
+
+def _with_unknown(configs: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.builds(lambda c, u: {**c, **u}, configs, unknown)
+
+
+gadget_ports = st.lists(
+    st.builds(
+        lambda c, u: {**c, **u},
+        _opt(port=st.sampled_from([80, 81]), protocol=maybe(st.none(), names), name=names),
+        unknown,
+    ),
+    max_size=3,
+)
+gadget_specs = _opt(
+    groups=st.lists(_with_unknown(_opt(name=names, ports=gadget_ports)), max_size=2),
+    ports=gadget_ports,
+    tags=st.lists(_with_unknown(_opt(name=names, ports=gadget_ports)), max_size=2),
+    selector=_with_unknown(_opt(app=maybe(st.none(), names), ports=gadget_ports)),
+    free=free_trees,
+)
+cases = st.one_of(
+    st.tuples(
+        st.just("Gadget"),
+        _with_unknown(_opt(metadata=metadata, spec=maybe(st.none(), _with_unknown(gadget_specs)))),
+    ),
+    st.tuples(
+        st.just("Deployment"),
+        _with_unknown(_opt(metadata=metadata, spec=maybe(st.none(), deployment_specs))),
+    ),
+    st.tuples(
+        st.just("Service"),
+        _with_unknown(_opt(metadata=metadata, spec=maybe(st.none(), service_specs))),
+    ),
+    st.tuples(
+        st.just("unknown kind"),
+        _opt(metadata=metadata, spec=maybe(st.none(), free_trees), data=free_trees),
+    ),
+)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -109,23 +204,38 @@ TRICKY = {  # what the two paths could most easily disagree on
                 "volumes": [],
             }
         },
-        "extra": {"a": {"b": None}, "c": [None, {"a": None}]},
     },
 }
 
 
-@given(configs, st.sampled_from(sorted(SHAPES)))
-@example(TRICKY, "Deployment")
-@example(TRICKY, "unknown kind")
+@given(cases)
+@example(("Deployment", TRICKY))
+@example(("unknown kind", {**TRICKY, "extra": {"a": {"b": None}, "c": [None, {"a": None}]}}))
+@example(("Deployment", {"spec": {"bogus": None, "template": {"spec": {"containers": [{}]}}}}))
+@example(("Deployment", {"spec": {"template": {"spec": {"containers": [{"nme": "a"}]}}}}))
+@example(("Deployment", {"spec": {"selector": {"matchLabels": {}, "bogus": None}}}))
+@example(("Gadget", {"spec": {"selector": {"ports": [{"port": 80}]}}}))
+@example(("Gadget", {"spec": {"groups": [{"ports": [{"port": 80}]}, {"name": None}]}}))
+@example(("Gadget", {"spec": {"groups": [{"name": "a"}, {"bogus": 1}]}}))
+@example(("Gadget", {"spec": {"tags": [{"ports": [{"port": 80}]}, {"name": None}]}}))
+@example(("Gadget", {"spec": {"tags": [{"ports": [{"port": 80, "bogus": 1}]}]}}))
 def test_a_create_by_apply_gives_what_the_general_apply_gives(
-    config: dict[str, Any], kind: str
+    case: tuple[str, dict[str, Any]],
 ) -> None:
+    kind, config = case
     shape: Shape = SHAPES[kind]
-    general, general_owners = server_side_apply(
-        {}, config, {}, "op", shape, force=False, where="test"
+    fast = clone(config)
+    fast_owners, fast_unknown = apply_create(fast, "op", shape)
+    # the general path: refuse unknown fields, fill key defaults, merge into nothing
+    general = clone(config)
+    assert fast_unknown == unknown_fields(general, shape)
+    if fast_unknown:
+        return  # refused: the half-done config is thrown away
+    fill_key_defaults(general, shape)
+    merged, general_owners = server_side_apply(
+        {}, general, {}, "op", shape, force=False, where="test"
     )
-    fast, fast_owners = apply_new(clone(config), "op", shape)
-    assert _same(fast, general)
+    assert _same(fast, merged)
     assert fast_owners == general_owners
 
 
