@@ -20,90 +20,106 @@ Defaulter = Callable[[dict[str, Any]], None]
 
 
 class _Plan:
-    """What the walk does at one schema node: the defaulting function of a map there,
-    the plan of each declared field (None: nothing to do below it), the plan of any
-    other field (``additionalProperties``) and of a list's items."""
+    """What the walk does at one schema node that has a defaulting function in it or
+    below it: the function to call on a map there, and the plans of its fields (None:
+    nothing to do below) and of a list's items, each worked out when the walk first
+    meets it."""
 
-    __slots__ = ("defaulter", "extra", "fields", "items")
+    __slots__ = ("defaulter", "fields", "items", "schema")
 
-    def __init__(self, defaulter: Defaulter | None) -> None:
+    def __init__(self, defaulter: Defaulter | None, schema: Mapping[str, Any]) -> None:
         self.defaulter = defaulter
+        self.schema = schema  # (resolved)
         self.fields: dict[str, _Plan | None] = {}
-        self.extra: _Plan | None = None
-        self.items: _Plan | None = None
+        self.items: _Plan | None = _UNPLANNED
 
 
-_UNDECLARED: Any = object()  # a field the schema node does not declare
+_UNPLANNED: Any = object()  # a plan not worked out yet
 
 
 class DefaultPlans:
     """The plans of one set of schema definitions, made as writes reach them. Holds the
-    schema nodes it planned (a plan is found by the node's ``id``)."""
+    schema nodes it planned (they are found by ``id``)."""
 
     def __init__(self, definitions: Mapping[str, Any], defaulters: Mapping[str, Defaulter]):
         self.definitions = definitions
         self._defaulters = defaulters
-        # plans by schema node and by definition, with the node (kept alive for its id)
+        # plans by schema node, and whether a definition (or inline schema) has a
+        # defaulting function in or below it; each with its node, kept alive for its id
         self._by_node: dict[int, tuple[Mapping[str, Any], _Plan | None]] = {}
-        self._by_definition: dict[tuple[str | None, int], tuple[Any, _Plan | None]] = {}
+        self._reaches: dict[tuple[str | None, int], tuple[Any, bool]] = {}
 
     def walk(self, value: Any, schema: Mapping[str, Any]) -> None:
         """Call the defaulting functions of ``value`` (at ``schema``), parents first."""
         plan = self._plan(schema)
         if plan is not None:
-            _run(value, plan)
+            self._run(value, plan)
+
+    def _run(self, value: Any, plan: _Plan) -> None:
+        if type(value) is dict:
+            if plan.defaulter is not None:
+                plan.defaulter(value)
+            fields = plan.fields
+            for key, item in value.items():
+                if type(item) is dict or type(item) is list:
+                    sub = fields.get(key, _UNPLANNED)
+                    if sub is _UNPLANNED:
+                        sub = fields[key] = self._field(plan.schema, key)
+                    if sub is not None:
+                        self._run(item, sub)
+        elif type(value) is list:
+            items = plan.items
+            if items is _UNPLANNED:
+                below = plan.schema.get("items")
+                items = plan.items = self._plan(below) if isinstance(below, Mapping) else None
+            if items is not None:
+                for item in value:
+                    if type(item) is dict or type(item) is list:
+                        self._run(item, items)
+
+    def _field(self, schema: Mapping[str, Any], key: str) -> _Plan | None:
+        """The plan of field ``key`` of a map at ``schema`` (declared, or any other)."""
+        props = schema.get("properties")
+        sub = props.get(key) if isinstance(props, Mapping) else None
+        extra = schema.get("additionalProperties")
+        if sub is None and isinstance(extra, Mapping):
+            sub = extra
+        return self._plan(sub) if isinstance(sub, Mapping) else None
 
     def _plan(self, schema: Mapping[str, Any]) -> _Plan | None:
         known = self._by_node.get(id(schema))
         if known is not None:
             return known[1]
         name, resolved = resolve(schema, self.definitions)
-        plan = None if resolved is None else self._plan_of(name, resolved)
+        plan = None
+        if resolved is not None and self._below(name, resolved):
+            plan = _Plan(self._defaulters.get(name) if name else None, resolved)
         self._by_node[id(schema)] = (schema, plan)
         return plan
 
-    def _plan_of(self, name: str | None, resolved: Mapping[str, Any]) -> _Plan | None:
-        """The plan of a definition (or an inline schema): None when neither it nor
-        anything below it has a defaulting function."""
+    def _below(self, name: str | None, resolved: Mapping[str, Any]) -> bool:
+        """Whether the definition ``name`` (or an inline schema) has a defaulting
+        function in it or anywhere the walk can go below it. It may say yes wrongly (a
+        loop of definitions counts as yes), which only walks more; never no wrongly."""
         key = (name, id(resolved))
-        known = self._by_definition.get(key)
+        known = self._reaches.get(key)
         if known is not None:
-            return known[1]
-        plan = _Plan(self._defaulters.get(name) if name else None)
-        # stored before the fields are planned: a $ref that loops back here finds this
-        # plan (and walks it, even if it turns out to do nothing: harmless)
-        self._by_definition[key] = (resolved, plan)
+            return bool(known[1])
+        self._reaches[key] = (resolved, True)  # (while worked out: a loop back says yes)
+        if name is not None and name in self._defaulters:
+            return True
         props = resolved.get("properties")
-        if isinstance(props, Mapping):
-            for field, sub in props.items():
-                if sub is not None:  # (a null property schema: as if undeclared)
-                    plan.fields[field] = self._plan(sub) if isinstance(sub, Mapping) else None
-        extra = resolved.get("additionalProperties")
-        plan.extra = self._plan(extra) if isinstance(extra, Mapping) else None
-        items = resolved.get("items")
-        plan.items = self._plan(items) if isinstance(items, Mapping) else None
-        if plan.defaulter or plan.extra or plan.items or any(plan.fields.values()):
-            return plan
-        self._by_definition[key] = (resolved, None)
-        return None
-
-
-def _run(value: Any, plan: _Plan) -> None:
-    if type(value) is dict:
-        if plan.defaulter is not None:
-            plan.defaulter(value)
-        fields, extra = plan.fields, plan.extra
-        for key, item in value.items():
-            if type(item) is dict or type(item) is list:
-                sub = fields.get(key, _UNDECLARED)
-                if sub is _UNDECLARED:
-                    sub = extra
-                if sub is not None:
-                    _run(item, sub)
-    elif type(value) is list and plan.items is not None:
-        for item in value:
-            if type(item) is dict or type(item) is list:
-                _run(item, plan.items)
+        below = [*props.values()] if isinstance(props, Mapping) else []
+        below += [resolved.get("additionalProperties"), resolved.get("items")]
+        found = False
+        for sub in below:
+            if isinstance(sub, Mapping):
+                sub_name, sub_resolved = resolve(sub, self.definitions)
+                if sub_resolved is not None and self._below(sub_name, sub_resolved):
+                    found = True
+                    break
+        self._reaches[key] = (resolved, found)
+        return found
 
 
 def resolve(
