@@ -326,10 +326,10 @@ def unknown_fields(tree: Mapping[str, Any], shape: Shape, at: tuple[str, ...] = 
     out: list[str] = []
     for key, value in tree.items():
         path = (*at, str(key))
-        if not shape.declares(key):
+        sub = shape.stored(key)
+        if sub is None:
             out.append("." + ".".join(path))
             continue
-        sub = shape.field(key)
         # (type checks first: isinstance against the Mapping ABC is slow, and this runs
         # for every field of every write)
         kind = type(value)

@@ -52,11 +52,12 @@ def _walk(
     defaults of its lists filled in and, with ``strip`` (outside lists, where the merge
     would drop them), its nulls dropped."""
     nulls = []
+    stored = shape.stored
     for k, v in tree.items():
-        if not shape.declares(k):
+        sub = stored(k)
+        if sub is None:
             unknown.append("." + ".".join((*at, str(k))))
             continue
-        sub = shape.field(k)
         path = (*own, k)
         kind = type(v)
         if kind is list:

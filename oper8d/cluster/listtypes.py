@@ -43,7 +43,16 @@ class Shape:
     without a schema (unknown kind, free-form content) has atomic lists and granular
     maps."""
 
-    __slots__ = ("_below", "_builtin", "_declared", "_defs", "_list_type", "_schema")
+    __slots__ = (
+        "_below",
+        "_builtin",
+        "_declared",
+        "_defs",
+        "_list_type",
+        "_schema",
+        "_stored",
+        "atomic_map",
+    )
 
     def __init__(
         self, schema: Mapping[str, Any] | None, defs: Mapping[str, Any], builtin: bool = False
@@ -57,6 +66,20 @@ class Shape:
         # (only built-in definitions are reached through a $ref)
         self._builtin = builtin or (schema is not None and "$ref" in schema)
         self._schema = _resolve(schema, defs)
+        self._stored: dict[str, Shape | None] = {}  # stored(), per field name
+        #: a map replaced whole by server-side apply (a label selector)
+        self.atomic_map = self._schema is not None and (
+            self._schema.get("x-kubernetes-map-type") == "atomic"
+        )
+
+    def stored(self, name: str) -> Shape | None:
+        """``field(name)`` when ``declares(name)``, else None: both in one lookup, for
+        the walks that ask both of every field of a write."""
+        try:
+            return self._stored[name]
+        except KeyError:
+            below = self._stored[name] = self.field(name) if self.declares(name) else None
+            return below
 
     def declares(self, name: str) -> bool:
         """Whether a field ``name`` may be stored here: declared, a map's key, or under a
@@ -124,10 +147,6 @@ class Shape:
             key = schema.get("x-kubernetes-patch-merge-key")
             return ListType("map", (str(key),)) if key else ListType("set")
         return ATOMIC
-
-    @property
-    def atomic_map(self) -> bool:
-        return self._schema is not None and self._schema.get("x-kubernetes-map-type") == "atomic"
 
 
 def _resolve(schema: Mapping[str, Any] | None, defs: Mapping[str, Any]) -> Mapping[str, Any] | None:
