@@ -25,9 +25,17 @@ from oper8d.cluster.defaults import apply_defaults, apply_status_defaults, fill_
 from oper8d.cluster.defaults_builtin import default_plans
 from oper8d.cluster.defaults_server import initial_status, on_write
 from oper8d.cluster.deletion import DeletionMixin
+from oper8d.cluster.entries import (
+    Entry,
+    check_preconditions,
+    compose,
+    generation_moves,
+    out,
+    refuse_new_finalizers,
+)
 from oper8d.cluster.index import Key, ObjectIndex
 from oper8d.cluster.listtypes import ListTypes, Shape
-from oper8d.cluster.scheme import ANNOTATIONS_BUMP_GENERATION, KindTable, has_generation
+from oper8d.cluster.scheme import KindTable, has_generation
 from oper8d.cluster.selectors import Selector, as_selector
 from oper8d.cluster.simulate import Simulator
 from oper8d.errors import ClusterError
@@ -37,36 +45,6 @@ from oper8d.objects import Obj
 
 _FIRST_CLUSTER_IP = int(ipaddress.IPv4Address("10.96.0.0"))
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the API server's generateName alphabet
-
-
-class _Entry:
-    """A stored object and who owns its fields. The owners a write hands over may name
-    paths the stored object lacks (defaults, admission and the registry rewrite it after
-    ownership is worked out); they are trimmed to the object's paths the first time
-    someone reads them, not at every write: most objects a render creates are never
-    written again, and the trim costs as much as the rest of the write's bookkeeping.
-    Deferring it is exact because the paths are those of ``obj``'s content, which changes
-    only with a new ``owners`` (``Store._write``); status writes keep the content."""
-
-    __slots__ = ("_owners", "_trimmed", "obj", "propagation")
-
-    def __init__(self, obj: Obj, owners: fields.Owners) -> None:
-        self.obj = obj
-        self._owners: fields.Owners = owners
-        self._trimmed = False
-        self.propagation: Propagation = "Background"  # what happens to dependents on removal
-
-    @property
-    def owners(self) -> fields.Owners:
-        if not self._trimmed:
-            self._owners = fields.present_only(self._owners, fields.content(self.obj))
-            self._trimmed = True
-        return self._owners
-
-    @owners.setter
-    def owners(self, owners: fields.Owners) -> None:
-        """Set the owners of the content ``obj`` has now (set ``obj`` first)."""
-        self._owners, self._trimmed = owners, False
 
 
 class StoreView:
@@ -111,7 +89,7 @@ class Store(DeletionMixin):
         self._new_uid = new_uid
         self._simulator = simulator
         self.kinds = KindTable()
-        self._objects: dict[Key, _Entry] = {}
+        self._objects: dict[Key, Entry] = {}
         self._index = ObjectIndex()  # by kind, namespace, label, owner: reads never scan
         self._by_uid: dict[str, Key] = {}
         self._resource_version = 0
@@ -185,7 +163,7 @@ class Store(DeletionMixin):
         shape = self._shape_of(obj, None)
         new = self._defaulted(self._content(obj, shape), obj)
         owners = fields.record_update(None, new, {}, manager, shape)
-        return self._write(key, _compose(new, key, obj), owners)
+        return self._write(key, compose(new, key, obj), owners)
 
     def server_side_apply(self, obj: Obj, manager: str, force: bool) -> Obj:
         if not obj["metadata"].get("name"):
@@ -217,7 +195,7 @@ class Store(DeletionMixin):
         # defaults owned by nobody; ``new`` shares nothing with the live object or the
         # caller's (both paths build it from copies), so it is filled in place
         new = self._defaulted(new, obj)
-        return self._write(key, _compose(new, key, entry.obj if entry else obj), owners)
+        return self._write(key, compose(new, key, entry.obj if entry else obj), owners)
 
     def put(self, obj: Obj, manager: str, *, merge: bool) -> Obj:
         """PUT (everything but status), or with ``merge`` a read-modify-write."""
@@ -229,7 +207,7 @@ class Store(DeletionMixin):
         new = fields.merge(live, sent) if merge else sent
         new = self._defaulted(fields.clone(new), obj)
         owners = fields.record_update(live, new, entry.owners, manager, shape)
-        return self._write(key, _compose(new, key, entry.obj), owners)
+        return self._write(key, compose(new, key, entry.obj), owners)
 
     def merge_patch(self, target: Obj, patch: Mapping[str, Any], manager: str) -> Obj:
         key, entry = self._existing(target)
@@ -241,7 +219,7 @@ class Store(DeletionMixin):
         fill_key_defaults(new, self._shape(target))
         new = self._defaulted(fields.clone(new), target)
         owners = fields.record_update(live, new, entry.owners, manager, self._shape(target))
-        return self._write(key, _compose(new, key, entry.obj), owners)
+        return self._write(key, compose(new, key, entry.obj), owners)
 
     def update_status(self, obj: Obj) -> Obj:
         key, entry = self._existing(obj)
@@ -310,16 +288,16 @@ class Store(DeletionMixin):
             if "status" in old:
                 new["status"] = fields.clone(old["status"])
             if old_meta.get("deletionTimestamp"):
-                _refuse_new_finalizers(old, new)
+                refuse_new_finalizers(old, new)
             if new == old:  # a no-op write: nothing moves
                 assert entry is not None
                 entry.owners = owners
                 return old
-            if "generation" in meta and _generation_moves(key, old, new):
+            if "generation" in meta and generation_moves(key, old, new):
                 meta["generation"] = old_meta["generation"] + 1
         meta["resourceVersion"] = self._next_resource_version()
         if entry is None:
-            self._objects[key] = _Entry(new, owners)
+            self._objects[key] = Entry(new, owners)
             self._index.add(key, new)
             self._by_uid[meta["uid"]] = key
             self._on_created(new)
@@ -382,12 +360,12 @@ class Store(DeletionMixin):
     def _shape(self, obj: Obj) -> Shape:
         return self._shape_of(obj, self._objects.get(self.key_of(obj)))
 
-    def _shape_of(self, obj: Obj, entry: _Entry | None) -> Shape:
+    def _shape_of(self, obj: Obj, entry: Entry | None) -> Shape:
         """The root shape of ``obj``'s kind, whose stored version is ``entry``."""
         stored_as = str(entry.obj["apiVersion"]) if entry else None
         return self.list_types.root(str(obj["apiVersion"]), str(obj["kind"]), stored_as)
 
-    def _existing(self, obj: Obj) -> tuple[Key, _Entry]:
+    def _existing(self, obj: Obj) -> tuple[Key, Entry]:
         key = self.key_of(obj)
         entry = self._objects.get(key)
         if entry is None:
@@ -445,82 +423,3 @@ class Store(DeletionMixin):
         if self._last_stamp is None or self._last_stamp[0] != value:
             self._last_stamp = (value, self.now_of(value).strftime("%Y-%m-%dT%H:%M:%SZ"))
         return self._last_stamp[1]
-
-
-def out(obj: Obj, api_version: str) -> Obj:
-    """A caller's copy of a stored object, in the API version it asked for."""
-    copy: Obj = fields.clone(obj)
-    copy["apiVersion"] = api_version
-    return copy
-
-
-def shaped(obj: Any) -> Obj:
-    """A private copy of a client's object, after checking it has apiVersion, kind, metadata."""
-    if not isinstance(obj, Mapping):
-        raise ClusterError(f"expected an object (a map), got {type(obj).__name__}", status=400)
-    copy: Obj = fields.clone(obj)
-    for name in ("apiVersion", "kind"):
-        if not copy.get(name) or not isinstance(copy[name], str):
-            raise ClusterError(f"object {copy.get('metadata')!r} has no {name}", status=400)
-    copy.setdefault("metadata", {})
-    if not isinstance(copy["metadata"], dict):
-        raise ClusterError(f"{copy['kind']}: metadata must be a map", status=400)
-    return copy
-
-
-def check_preconditions(obj: Obj, live: Obj | None) -> None:
-    """409 when ``obj`` names a resourceVersion or uid that is not the live one's."""
-    meta = obj["metadata"]
-    version, uid = meta.get("resourceVersion"), meta.get("uid")
-    if live is None:
-        if version:
-            raise ClusterError(
-                f"{admission.describe(obj)} was deleted (resourceVersion {version} is gone); "
-                "read it again",
-                status=409,
-            )
-        return
-    live_meta = live["metadata"]
-    if uid and uid != live_meta["uid"]:
-        raise ClusterError(
-            f"{admission.describe(obj)}: precondition failed: uid {uid} is not the live "
-            f"object's uid {live_meta['uid']} (it was deleted and recreated); read it again",
-            status=409,
-        )
-    if version and str(version) != live_meta["resourceVersion"]:
-        raise ClusterError(
-            f"Operation cannot be fulfilled on {admission.describe(obj)}: the object has been "
-            f"modified (resourceVersion {version}, live {live_meta['resourceVersion']}); "
-            "read it again and retry",
-            status=409,
-        )
-
-
-def _compose(content: Obj, key: Key, source: Obj) -> Obj:
-    """A full object from ``content``, the identity of ``key`` and ``source``'s apiVersion."""
-    meta = {"name": key[3], **({"namespace": key[2]} if key[2] else {})}
-    meta.update(content.pop("metadata", {}))
-    return {"apiVersion": source["apiVersion"], "kind": key[1], "metadata": meta, **content}
-
-
-def _refuse_new_finalizers(old: Obj, new: Obj) -> None:
-    before = set(old["metadata"].get("finalizers") or [])
-    added = set(new["metadata"].get("finalizers") or []) - before
-    if added:
-        raise ClusterError(
-            f"{admission.describe(new)} is invalid: metadata.finalizers: Forbidden: no new "
-            f"finalizers can be added if the object is being deleted, found new finalizers "
-            f"{sorted(added)}",
-            status=422,
-        )
-
-
-def _generation_moves(key: Key, old: Obj, new: Obj) -> bool:
-    def desired(obj: Obj) -> dict[str, Any]:
-        return {k: v for k, v in obj.items() if k not in ("apiVersion", "metadata", "status")}
-
-    if desired(old) != desired(new):
-        return True
-    if key[:2] in ANNOTATIONS_BUMP_GENERATION:
-        return bool(old["metadata"].get("annotations") != new["metadata"].get("annotations"))
-    return False
