@@ -84,10 +84,17 @@ NamespaceLifecycle check that a namespace exists, ``managedFields`` in objects (
 ``managed_fields``), pods and ReplicaSets created by controllers. Thread-safe: one
 ``threading.RLock`` guards the store.
 
-Where the rules live: ``cluster.store`` (writes) and ``cluster.deletion`` (finalizers,
-garbage collection), ``cluster.fields`` (merges, field ownership), ``cluster.admission``
-(refusals, server-side rewrites), ``cluster.scheme`` (scope, generation),
+Where the rules live: ``cluster.store`` (writes), ``cluster.entries`` (what is kept per
+object, versions) and ``cluster.deletion`` (finalizers, garbage collection),
+``cluster.fields`` (merges, field ownership; ``cluster.apply_create`` is its shortcut for
+a create by server-side apply), ``cluster.admission`` (refusals, server-side rewrites),
+``cluster.defaults*`` (defaults), ``cluster.scheme`` (scope, generation),
 ``cluster.selectors`` and ``cluster.simulate`` / ``cluster.workload_status``.
+
+Speed: an offline render creates hundreds of objects through this class, so the write
+path has shortcuts (a create by server-side apply in one walk, defaulting planned per
+schema node, ownership trimmed when read, copies made only at the edges); each is held
+to the general path by a property test (``tests/unit/test_cluster_fast_paths.py``).
 """
 
 from __future__ import annotations
