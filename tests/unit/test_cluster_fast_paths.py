@@ -1,17 +1,18 @@
 """The in-memory cluster's shortcuts give what its general paths give, on generated input.
 
 Each shortcut exists only because a render writes hundreds of objects (issue 10): a
-create by server-side apply checks, fills and takes the applied config in one walk without
-a merge (``cluster.apply_create``), a list item's identity
-is written without the JSON encoder when it is simple (``listtypes._json``), ownership is
-trimmed to the stored object when read rather than at every write, built-in defaulting
-walks only where a default can be (``defaults_plan``), deterministic uids are hashed
-without building ``UUID`` objects. Every property here
-compares a shortcut with the general path it stands for, so the two can never drift.
+create by server-side apply checks, fills and takes the applied config in one walk
+without a merge (``cluster.apply_create``), a list item's identity is written without the
+JSON encoder when it is simple (``listtypes._json``), ownership is trimmed to the stored
+object when read rather than at every write, built-in defaulting walks only where a
+default can be (``defaults_plan``), deterministic uids are hashed without building
+``UUID`` objects, the simulator's pod template hash reuses one encoder. Every property
+here compares a shortcut with the general path it stands for, so the two can never drift.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from typing import Any
@@ -26,6 +27,7 @@ from oper8d.cluster.defaults_builtin import default_builtin, default_plans
 from oper8d.cluster.fields import clone, server_side_apply
 from oper8d.cluster.listtypes import _ENCODE, ListTypes, Shape, _json
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
+from oper8d.cluster.workload_status import template_hash
 from oper8d.kubeschema import KubeSchemas
 
 SCHEMAS = KubeSchemas.builtin()
@@ -353,3 +355,13 @@ def test_sequential_uids_are_the_uuid5_of_the_seed_and_a_counter(seed: str, coun
     uids = sequential_uids(seed)
     made = [uids() for _ in range(count)]
     assert made == [str(uuid.uuid5(uuid.NAMESPACE_OID, f"{seed}/{n}")) for n in range(1, count + 1)]
+
+
+@given(st.one_of(st.none(), free_trees, st.dictionaries(st.text(max_size=3), json_values)))
+def test_the_pod_template_hash_is_the_sha256_of_the_sorted_json_template(template: Any) -> None:
+    deployment = {"spec": {"template": template}}
+    text = json.dumps(template or {}, sort_keys=True)
+    digest = hashlib.sha256(text.encode()).digest()
+    assert template_hash(deployment) == "".join(
+        "bcdfghjklmnpqrstvwxz2456789"[b % 27] for b in digest[:10]
+    )
