@@ -326,10 +326,10 @@ def unknown_fields(tree: Mapping[str, Any], shape: Shape, at: tuple[str, ...] = 
     out: list[str] = []
     for key, value in tree.items():
         path = (*at, str(key))
-        if not shape.declares(key):
+        sub = shape.stored(key)
+        if sub is None:
             out.append("." + ".".join(path))
             continue
-        sub = shape.field(key)
         # (type checks first: isinstance against the Mapping ABC is slow, and this runs
         # for every field of every write)
         kind = type(value)
@@ -367,7 +367,12 @@ def refuse_unknown(obj: Obj, content: Mapping[str, Any], shape: Shape) -> None:
     apiserver (which cannot type the applied configuration)."""
     unknown = unknown_fields(content, shape)
     if unknown:
-        listed = ", ".join(f"{p}: field not declared in schema" for p in unknown[:5])
-        raise ClusterError(
-            f"{describe(obj)}: failed to create typed patch object: {listed}", status=500
-        )
+        raise unknown_fields_error(obj, unknown)
+
+
+def unknown_fields_error(obj: Obj, unknown: list[str]) -> ClusterError:
+    """The refusal of a server-side apply of ``obj`` with the ``unknown`` fields."""
+    listed = ", ".join(f"{p}: field not declared in schema" for p in unknown[:5])
+    return ClusterError(
+        f"{describe(obj)}: failed to create typed patch object: {listed}", status=500
+    )

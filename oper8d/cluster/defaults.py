@@ -25,6 +25,7 @@ from typing import Any
 
 from oper8d.cluster.defaults_builtin import default_builtin
 from oper8d.cluster.defaults_crd import default_custom
+from oper8d.cluster.defaults_plan import DefaultPlans
 from oper8d.cluster.listtypes import Shape
 from oper8d.kubeschema import KubeSchemas
 
@@ -49,16 +50,22 @@ def fill_key_defaults(tree: dict[str, Any], shape: Shape) -> None:
 
 
 def apply_defaults(
-    content: dict[str, Any], api_version: str, kind: str, schemas: KubeSchemas
+    content: dict[str, Any],
+    api_version: str,
+    kind: str,
+    schemas: KubeSchemas,
+    plans: DefaultPlans | None = None,
 ) -> None:
     """Fill in, in place, the defaults of an object's content (without apiVersion, kind
-    and status) of ``kind`` in ``api_version``. A kind without a known schema gets none."""
+    and status) of ``kind`` in ``api_version``. A kind without a known schema gets none.
+    ``plans`` (``default_plans(schemas.definitions)``, kept by the caller across writes)
+    spares a built-in kind's walk the parts where no default can be."""
     schema = schemas.raw_schema(api_version, kind)
     info = schemas.kind_info(api_version, kind)
     if schema is None or info is None:
         return
     if info.builtin:
-        default_builtin(content, api_version, kind, schema, schemas.definitions)
+        default_builtin(content, api_version, kind, schema, schemas.definitions, plans)
     else:
         default_custom(content, schema)
 

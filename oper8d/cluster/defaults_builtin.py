@@ -16,10 +16,10 @@ Values of the wrong JSON type are left alone (the schema check refuses them afte
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-Defaulter = Callable[[dict[str, Any]], None]
+from oper8d.cluster.defaults_plan import Defaulter, DefaultPlans, resolve
 
 _CORE = "io.k8s.api.core.v1."
 _RBAC = "io.k8s.api.rbac.v1."
@@ -367,17 +367,28 @@ def default_builtin(
     kind: str,
     schema: Mapping[str, Any],
     definitions: Mapping[str, Any],
+    plans: DefaultPlans | None = None,
 ) -> None:
     """Fill in, in place, the defaults of a built-in kind's object (a write's content:
-    without apiVersion, kind and status)."""
+    without apiVersion, kind and status). ``plans`` (of ``definitions``) walks only
+    where a default can be; without it the whole object is walked (``_walk``)."""
     kind_defaulter = KIND_DEFAULTERS.get((api_version, kind))
     if kind_defaulter is not None:
         kind_defaulter(obj)
-    _walk(obj, schema, definitions)
+    if plans is not None and plans.definitions is definitions:
+        plans.walk(obj, schema)
+    else:
+        _walk(obj, schema, definitions)
+
+
+def default_plans(definitions: Mapping[str, Any]) -> DefaultPlans:
+    """The plans of built-in defaulting over ``definitions``, for ``default_builtin``."""
+    return DefaultPlans(definitions, TYPE_DEFAULTERS)
 
 
 def _walk(value: Any, schema: Mapping[str, Any], definitions: Mapping[str, Any]) -> None:
-    name, resolved = _resolve(schema, definitions)
+    """The general walk: the defaulting function of each definition ``value`` meets."""
+    name, resolved = resolve(schema, definitions)
     if resolved is None:
         return
     if type(value) is dict:
@@ -400,27 +411,6 @@ def _walk(value: Any, schema: Mapping[str, Any], definitions: Mapping[str, Any])
             for item in value:
                 if type(item) in (dict, list):
                     _walk(item, items, definitions)
-
-
-def _resolve(
-    schema: Mapping[str, Any], definitions: Mapping[str, Any]
-) -> tuple[str | None, Mapping[str, Any] | None]:
-    """The definition a schema names (through ``$ref`` or a one-item ``allOf``)."""
-    name = None
-    current: Any = schema
-    for _ in range(8):
-        if not isinstance(current, Mapping):
-            return name, None
-        ref = current.get("$ref")
-        if isinstance(ref, str):
-            name, current = ref, definitions.get(ref)
-            continue
-        all_of = current.get("allOf")
-        if isinstance(all_of, list) and len(all_of) == 1:
-            current = all_of[0]
-            continue
-        return name, current
-    return name, None
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:

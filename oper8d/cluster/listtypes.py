@@ -15,9 +15,11 @@ every kind, so finalizers (a set) and ownerReferences (keyed by uid) merge every
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii
 from typing import Any, Literal
 
 from oper8d.kubeschema import KubeSchemas
@@ -41,7 +43,16 @@ class Shape:
     without a schema (unknown kind, free-form content) has atomic lists and granular
     maps."""
 
-    __slots__ = ("_below", "_builtin", "_declared", "_defs", "_list_type", "_schema")
+    __slots__ = (
+        "_below",
+        "_builtin",
+        "_declared",
+        "_defs",
+        "_list_type",
+        "_schema",
+        "_stored",
+        "atomic_map",
+    )
 
     def __init__(
         self, schema: Mapping[str, Any] | None, defs: Mapping[str, Any], builtin: bool = False
@@ -55,6 +66,20 @@ class Shape:
         # (only built-in definitions are reached through a $ref)
         self._builtin = builtin or (schema is not None and "$ref" in schema)
         self._schema = _resolve(schema, defs)
+        self._stored: dict[str, Shape | None] = {}  # stored(), per field name
+        #: a map replaced whole by server-side apply (a label selector)
+        self.atomic_map = self._schema is not None and (
+            self._schema.get("x-kubernetes-map-type") == "atomic"
+        )
+
+    def stored(self, name: str) -> Shape | None:
+        """``field(name)`` when ``declares(name)``, else None: both in one lookup, for
+        the walks that ask both of every field of a write."""
+        try:
+            return self._stored[name]
+        except KeyError:
+            below = self._stored[name] = self.field(name) if self.declares(name) else None
+            return below
 
     def declares(self, name: str) -> bool:
         """Whether a field ``name`` may be stored here: declared, a map's key, or under a
@@ -123,10 +148,6 @@ class Shape:
             return ListType("map", (str(key),)) if key else ListType("set")
         return ATOMIC
 
-    @property
-    def atomic_map(self) -> bool:
-        return self._schema is not None and self._schema.get("x-kubernetes-map-type") == "atomic"
-
 
 def _resolve(schema: Mapping[str, Any] | None, defs: Mapping[str, Any]) -> Mapping[str, Any] | None:
     for _ in range(8):  # a $ref to a $ref (never deep)
@@ -186,8 +207,41 @@ class ListTypes:
 _ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
 
 
+#: JSON for scalars of these types, without the encoder (``_json``'s common case)
+_SCALAR_JSON: dict[type, Callable[[Any], str]] = {
+    str: encode_basestring_ascii,  # (what the encoder uses for strings, ensure_ascii)
+    int: int.__repr__,
+    bool: lambda b: "true" if b else "false",
+    type(None): lambda _: "null",
+}
+
+
 def _json(value: Any) -> str:
+    """``_ENCODE(value)``. An item's identity is nearly always a string, or a small map
+    of string keys to strings and integers: those are written here directly (the
+    encoder's setup costs more than the encoding), anything else goes to the encoder. A
+    property test holds the two to the same text."""
+    kind = type(value)
+    scalar = _SCALAR_JSON.get(kind)
+    if scalar is not None:
+        return scalar(value)
+    if kind is dict and all(type(k) is str for k in value):
+        parts = []
+        for k in sorted(value):
+            scalar = _SCALAR_JSON.get(type(value[k]))
+            if scalar is None:
+                return _ENCODE(value)
+            parts.append(f"{encode_basestring_ascii(k)}:{scalar(value[k])}")
+        return "{" + ",".join(parts) + "}"
     return _ENCODE(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_names(part: str) -> tuple[str, ...] | None:
+    """The key names a ``k:`` path element sets (None: not a map). A pure function of a
+    string that every ownership pass asks again of the same few elements, so cached."""
+    parsed = json.loads(part[2:])
+    return tuple(parsed) if isinstance(parsed, dict) else None
 
 
 def item_id(item: Any, list_type: ListType) -> str:
@@ -215,22 +269,18 @@ class ItemFinder:
     it indexed (an index is keyed by the list's ``id``); use one per pass, not across
     changes."""
 
-    __slots__ = ("_indexes", "_keys")
+    __slots__ = ("_indexes",)
 
     def __init__(self) -> None:
         self._indexes: dict[tuple[int, tuple[str, ...] | None], tuple[list[Any], dict[str, Any]]]
         self._indexes = {}
-        self._keys: dict[str, tuple[str, ...] | None] = {}  # a k: element -> its key names
 
     def find(self, items: list[Any], part: str, missing: Any) -> Any:
         """The first item of ``items`` that ``part`` names, or ``missing``."""
         if part.startswith("v:"):
             keys: tuple[str, ...] | None = None
         elif part.startswith("k:"):
-            if part not in self._keys:
-                parsed = json.loads(part[2:])
-                self._keys[part] = tuple(parsed) if isinstance(parsed, dict) else None
-            keys = self._keys[part]
+            keys = _key_names(part)
             if keys is None:
                 return missing
         else:

@@ -84,15 +84,23 @@ NamespaceLifecycle check that a namespace exists, ``managedFields`` in objects (
 ``managed_fields``), pods and ReplicaSets created by controllers. Thread-safe: one
 ``threading.RLock`` guards the store.
 
-Where the rules live: ``cluster.store`` (writes) and ``cluster.deletion`` (finalizers,
-garbage collection), ``cluster.fields`` (merges, field ownership), ``cluster.admission``
-(refusals, server-side rewrites), ``cluster.scheme`` (scope, generation),
+Where the rules live: ``cluster.store`` (writes), ``cluster.entries`` (what is kept per
+object, versions) and ``cluster.deletion`` (finalizers, garbage collection),
+``cluster.fields`` (merges, field ownership; ``cluster.apply_create`` is its shortcut for
+a create by server-side apply), ``cluster.admission`` (refusals, server-side rewrites),
+``cluster.defaults*`` (defaults), ``cluster.scheme`` (scope, generation),
 ``cluster.selectors`` and ``cluster.simulate`` / ``cluster.workload_status``.
+
+Speed: an offline render creates hundreds of objects through this class, so the write
+path has shortcuts (a create by server-side apply in one walk, defaulting planned per
+schema node, ownership trimmed when read, copies made only at the edges); each is held
+to the general path by a property test (``tests/unit/test_cluster_fast_paths.py``).
 """
 
 from __future__ import annotations
 
 import builtins
+import hashlib
 import itertools
 import threading
 import uuid
@@ -102,10 +110,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from oper8d.cluster.base import Method, Propagation, check_propagation
+from oper8d.cluster.entries import out, shaped
 from oper8d.cluster.fields import clone
 from oper8d.cluster.selectors import as_selector
 from oper8d.cluster.simulate import Simulator
-from oper8d.cluster.store import Store, out, shaped
+from oper8d.cluster.store import Store
 from oper8d.errors import ClusterError
 from oper8d.kubeschema import KubeSchemas
 from oper8d.objects import Obj
@@ -120,9 +129,22 @@ MUTATING_VERBS = ("create", "apply", "update", "update_status", "delete", "patch
 
 def sequential_uids(seed: str = "oper8d") -> Callable[[], str]:
     """A uid factory for deterministic runs: uuid-shaped strings derived from ``seed`` and
-    a counter, the same sequence every time."""
+    a counter, the same sequence every time: ``str(uuid.uuid5(uuid.NAMESPACE_OID,
+    f"{seed}/{n}"))``, worked out here without building a ``UUID`` (an offline render
+    makes one per object it creates; a test holds the two to the same text)."""
     counter = itertools.count(1)
-    return lambda: str(uuid.uuid5(uuid.NAMESPACE_OID, f"{seed}/{next(counter)}"))
+    namespace = hashlib.sha1(uuid.NAMESPACE_OID.bytes, usedforsecurity=False)
+
+    def next_uid() -> str:
+        digest = namespace.copy()
+        digest.update(f"{seed}/{next(counter)}".encode())
+        raw = bytearray(digest.digest()[:16])
+        raw[6] = (raw[6] & 0x0F) | 0x50  # version 5
+        raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
+        h = raw.hex()
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+    return next_uid
 
 
 class MemoryCluster:

@@ -22,6 +22,7 @@ checked as the API server checks labels; an invalid selector raises
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ _INTEGER = re.compile(r"[-+]?[0-9]+")
 _SPECIAL = "!=,()<>"
 
 
+@functools.lru_cache(maxsize=4096)  # pure; every write checks the same few keys again
 def label_key_problem(key: str) -> str | None:
     """Why ``key`` is not a valid label key (``[prefix/]name``), or None when it is."""
     prefix, slash, name = key.rpartition("/")
@@ -67,6 +69,7 @@ def label_key_problem(key: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)  # pure; every write checks the same few values again
 def label_value_problem(value: str) -> str | None:
     """Why ``value`` is not a valid label value, or None when it is."""
     if value == "":

@@ -78,6 +78,7 @@ class DefaultSimulator:
         self._generation_seen: dict[str, Any] = {}  # uid -> generation last written
         self._pod_ips = itertools.count(1)
         self._load_balancer_ips = itertools.count(1)
+        self._last_stamp: tuple[datetime, str] | None = None  # (clock reading, as text)
 
     def on_write(self, cluster: ClusterView, obj: Obj) -> Obj | None:
         builder, override = builder_for(obj), self._override(obj)
@@ -105,6 +106,14 @@ class DefaultSimulator:
             del self._ticks_left[uid]
         return self._status(cluster, obj, builder_for(obj), self._override(obj), True)
 
+    def _timestamp(self, now: datetime) -> str:
+        """``now`` in RFC 3339, remembered while the clock stands still (it moves
+        between an offline run's passes, not between the writes of one)."""
+        with self._lock:
+            if self._last_stamp is None or self._last_stamp[0] != now:
+                self._last_stamp = (now, now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+            return self._last_stamp[1]
+
     def _override(self, obj: Obj) -> Mapping[str, Any] | None:
         return self._overrides.get(
             (str(obj.get("kind")), str((obj.get("metadata") or {}).get("name")))
@@ -124,7 +133,7 @@ class DefaultSimulator:
         if builder is None:
             return None
         context = StatusContext(
-            now=cluster.now().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            now=self._timestamp(cluster.now()),
             cluster=cluster,
             next_pod_ip=lambda: f"10.244.0.{next(self._pod_ips)}",
             next_load_balancer_ip=lambda: f"127.0.0.{next(self._load_balancer_ips)}",

@@ -15,18 +15,27 @@ import hashlib
 import ipaddress
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from oper8d.cluster import admission, fields
+from oper8d.cluster.apply_create import apply_create
 from oper8d.cluster.base import Propagation
 from oper8d.cluster.defaults import apply_defaults, apply_status_defaults, fill_key_defaults
+from oper8d.cluster.defaults_builtin import default_plans
 from oper8d.cluster.defaults_server import initial_status, on_write
 from oper8d.cluster.deletion import DeletionMixin
+from oper8d.cluster.entries import (
+    Entry,
+    check_preconditions,
+    compose,
+    generation_moves,
+    out,
+    refuse_new_finalizers,
+)
 from oper8d.cluster.index import Key, ObjectIndex
 from oper8d.cluster.listtypes import ListTypes, Shape
-from oper8d.cluster.scheme import ANNOTATIONS_BUMP_GENERATION, KindTable, has_generation
+from oper8d.cluster.scheme import KindTable, has_generation
 from oper8d.cluster.selectors import Selector, as_selector
 from oper8d.cluster.simulate import Simulator
 from oper8d.errors import ClusterError
@@ -36,13 +45,6 @@ from oper8d.objects import Obj
 
 _FIRST_CLUSTER_IP = int(ipaddress.IPv4Address("10.96.0.0"))
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the API server's generateName alphabet
-
-
-@dataclass
-class _Entry:
-    obj: Obj
-    owners: fields.Owners = field(default_factory=dict)
-    propagation: Propagation = "Background"  # what happens to dependents on removal
 
 
 class StoreView:
@@ -82,15 +84,17 @@ class Store(DeletionMixin):
         schemas: KubeSchemas,
     ):
         self.list_types = ListTypes(schemas)
+        self._default_plans = default_plans(schemas.definitions)  # (kept across writes)
         self._clock = clock
         self._new_uid = new_uid
         self._simulator = simulator
         self.kinds = KindTable()
-        self._objects: dict[Key, _Entry] = {}
+        self._objects: dict[Key, Entry] = {}
         self._index = ObjectIndex()  # by kind, namespace, label, owner: reads never scan
         self._by_uid: dict[str, Key] = {}
         self._resource_version = 0
         self._cluster_ips = 0
+        self._last_stamp: tuple[Any, str] | None = None  # (clock reading, its timestamp)
         self.events: deque[tuple[str, Obj]] = deque()
         self.record_events = False  # set while someone watches
         self._view = StoreView(self)
@@ -156,9 +160,10 @@ class Store(DeletionMixin):
             raise ClusterError(
                 f"{admission.describe(obj)}: resourceVersion must not be set on create", status=400
             )
-        new = self._defaulted(self._content(obj), obj)
-        owners = fields.record_update(None, new, {}, manager, self._shape(obj))
-        return self._write(key, _compose(new, key, obj), owners)
+        shape = self._shape_of(obj, None)
+        new = self._defaulted(self._content(obj, shape), obj)
+        owners = fields.record_update(None, new, {}, manager, shape)
+        return self._write(key, compose(new, key, obj), owners)
 
     def server_side_apply(self, obj: Obj, manager: str, force: bool) -> Obj:
         if not obj["metadata"].get("name"):
@@ -170,30 +175,39 @@ class Store(DeletionMixin):
         key = self.key_of(obj)
         entry = self._objects.get(key)
         check_preconditions(obj, entry.obj if entry else None)
-        live = fields.content(entry.obj) if entry else {}
-        new, owners = fields.server_side_apply(
-            live,
-            self._content(obj, apply=True),
-            entry.owners if entry else {},
-            manager,
-            self._shape(obj),
-            force=force,
-            where=admission.describe(obj),
-        )
-        # defaults owned by nobody; ``new`` shares nothing with ``live`` or the applied
-        # config (fields.server_side_apply builds it from copies), so it is filled in place
+        if entry is None:  # a create: nothing to merge with, nobody else's fields
+            admission.check_sent_metadata(obj, self.list_types.schemas)
+            new = fields.content(obj)  # (built on ``obj``, our private copy)
+            owners, unknown = apply_create(new, manager, self._shape_of(obj, None))
+            if unknown:
+                raise admission.unknown_fields_error(obj, unknown)
+        else:
+            shape = self._shape_of(obj, entry)
+            new, owners = fields.server_side_apply(
+                fields.content(entry.obj),
+                self._content(obj, shape, apply=True),
+                entry.owners,
+                manager,
+                shape,
+                force=force,
+                where=admission.describe(obj),
+            )
+        # defaults owned by nobody; ``new`` shares nothing with the live object or the
+        # caller's (both paths build it from copies), so it is filled in place
         new = self._defaulted(new, obj)
-        return self._write(key, _compose(new, key, entry.obj if entry else obj), owners)
+        return self._write(key, compose(new, key, entry.obj if entry else obj), owners)
 
     def put(self, obj: Obj, manager: str, *, merge: bool) -> Obj:
         """PUT (everything but status), or with ``merge`` a read-modify-write."""
         key, entry = self._existing(obj)
         check_preconditions(obj, entry.obj)
         live = fields.content(entry.obj)
-        new = fields.merge(live, self._content(obj)) if merge else self._content(obj)
+        shape = self._shape_of(obj, entry)
+        sent = self._content(obj, shape)
+        new = fields.merge(live, sent) if merge else sent
         new = self._defaulted(fields.clone(new), obj)
-        owners = fields.record_update(live, new, entry.owners, manager, self._shape(obj))
-        return self._write(key, _compose(new, key, entry.obj), owners)
+        owners = fields.record_update(live, new, entry.owners, manager, shape)
+        return self._write(key, compose(new, key, entry.obj), owners)
 
     def merge_patch(self, target: Obj, patch: Mapping[str, Any], manager: str) -> Obj:
         key, entry = self._existing(target)
@@ -205,7 +219,7 @@ class Store(DeletionMixin):
         fill_key_defaults(new, self._shape(target))
         new = self._defaulted(fields.clone(new), target)
         owners = fields.record_update(live, new, entry.owners, manager, self._shape(target))
-        return self._write(key, _compose(new, key, entry.obj), owners)
+        return self._write(key, compose(new, key, entry.obj), owners)
 
     def update_status(self, obj: Obj) -> Obj:
         key, entry = self._existing(obj)
@@ -274,17 +288,16 @@ class Store(DeletionMixin):
             if "status" in old:
                 new["status"] = fields.clone(old["status"])
             if old_meta.get("deletionTimestamp"):
-                _refuse_new_finalizers(old, new)
+                refuse_new_finalizers(old, new)
             if new == old:  # a no-op write: nothing moves
                 assert entry is not None
-                entry.owners = fields.present_only(owners, fields.content(new))
+                entry.owners = owners
                 return old
-            if "generation" in meta and _generation_moves(key, old, new):
+            if "generation" in meta and generation_moves(key, old, new):
                 meta["generation"] = old_meta["generation"] + 1
         meta["resourceVersion"] = self._next_resource_version()
-        owners = fields.present_only(owners, fields.content(new))
         if entry is None:
-            self._objects[key] = _Entry(new, owners)
+            self._objects[key] = Entry(new, owners)
             self._index.add(key, new)
             self._by_uid[meta["uid"]] = key
             self._on_created(new)
@@ -302,7 +315,9 @@ class Store(DeletionMixin):
 
     def _write_status(self, key: Key, status: Any) -> Obj:
         entry = self._objects[key]
-        new = fields.clone(entry.obj)
+        # a new version sharing all but metadata and status with the stored one: the
+        # store never changes a stored object's parts in place, and hands out copies
+        new = {**entry.obj, "metadata": dict(entry.obj["metadata"])}
         if status is None:
             new.pop("status", None)
         else:
@@ -320,12 +335,12 @@ class Store(DeletionMixin):
         self._write(key, new, self._objects[key].owners)
 
     # -- helpers ------------------------------------------------------------------------
-    def _content(self, obj: Obj, *, apply: bool = False) -> dict[str, Any]:
-        """What the client writes (``obj``: its private copy): unknown fields refused
-        (apply) or dropped, the defaults that decide list item identities filled in."""
+    def _content(self, obj: Obj, shape: Shape, *, apply: bool = False) -> dict[str, Any]:
+        """What the client writes (``obj``: its private copy, at the root ``shape``):
+        unknown fields refused (apply) or dropped, the defaults that decide list item
+        identities filled in."""
         admission.check_sent_metadata(obj, self.list_types.schemas)
         new = fields.content(obj)
-        shape = self._shape(obj)
         if apply:
             admission.refuse_unknown(obj, new, shape)
         else:
@@ -336,15 +351,21 @@ class Store(DeletionMixin):
     def _defaulted(self, content: dict[str, Any], obj: Obj) -> dict[str, Any]:
         """``content`` (the write's own) with the defaults of ``obj``'s kind filled in."""
         api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
-        apply_defaults(content, api_version, kind, self.list_types.schemas)
+        schemas = self.list_types.schemas
+        if self._default_plans.definitions is not schemas.definitions:
+            self._default_plans = default_plans(schemas.definitions)
+        apply_defaults(content, api_version, kind, schemas, self._default_plans)
         return content
 
     def _shape(self, obj: Obj) -> Shape:
-        entry = self._objects.get(self.key_of(obj))
+        return self._shape_of(obj, self._objects.get(self.key_of(obj)))
+
+    def _shape_of(self, obj: Obj, entry: Entry | None) -> Shape:
+        """The root shape of ``obj``'s kind, whose stored version is ``entry``."""
         stored_as = str(entry.obj["apiVersion"]) if entry else None
         return self.list_types.root(str(obj["apiVersion"]), str(obj["kind"]), stored_as)
 
-    def _existing(self, obj: Obj) -> tuple[Key, _Entry]:
+    def _existing(self, obj: Obj) -> tuple[Key, Entry]:
         key = self.key_of(obj)
         entry = self._objects.get(key)
         if entry is None:
@@ -385,89 +406,20 @@ class Store(DeletionMixin):
 
     def now(self) -> datetime:
         """The clock's time as an aware UTC datetime (it may give a datetime or seconds)."""
-        value: datetime | int | float = self._clock()
+        return self.now_of(self._clock())
+
+    @staticmethod
+    def now_of(value: datetime | int | float) -> datetime:
+        """A clock's reading as an aware UTC datetime."""
         if isinstance(value, int | float):
             return datetime.fromtimestamp(value, UTC)
         return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
 
     def _timestamp(self) -> str:
-        return self.now().strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def out(obj: Obj, api_version: str) -> Obj:
-    """A caller's copy of a stored object, in the API version it asked for."""
-    copy: Obj = fields.clone(obj)
-    copy["apiVersion"] = api_version
-    return copy
-
-
-def shaped(obj: Any) -> Obj:
-    """A private copy of a client's object, after checking it has apiVersion, kind, metadata."""
-    if not isinstance(obj, Mapping):
-        raise ClusterError(f"expected an object (a map), got {type(obj).__name__}", status=400)
-    copy: Obj = fields.clone(obj)
-    for name in ("apiVersion", "kind"):
-        if not copy.get(name) or not isinstance(copy[name], str):
-            raise ClusterError(f"object {copy.get('metadata')!r} has no {name}", status=400)
-    copy.setdefault("metadata", {})
-    if not isinstance(copy["metadata"], dict):
-        raise ClusterError(f"{copy['kind']}: metadata must be a map", status=400)
-    return copy
-
-
-def check_preconditions(obj: Obj, live: Obj | None) -> None:
-    """409 when ``obj`` names a resourceVersion or uid that is not the live one's."""
-    meta = obj["metadata"]
-    version, uid = meta.get("resourceVersion"), meta.get("uid")
-    if live is None:
-        if version:
-            raise ClusterError(
-                f"{admission.describe(obj)} was deleted (resourceVersion {version} is gone); "
-                "read it again",
-                status=409,
-            )
-        return
-    live_meta = live["metadata"]
-    if uid and uid != live_meta["uid"]:
-        raise ClusterError(
-            f"{admission.describe(obj)}: precondition failed: uid {uid} is not the live "
-            f"object's uid {live_meta['uid']} (it was deleted and recreated); read it again",
-            status=409,
-        )
-    if version and str(version) != live_meta["resourceVersion"]:
-        raise ClusterError(
-            f"Operation cannot be fulfilled on {admission.describe(obj)}: the object has been "
-            f"modified (resourceVersion {version}, live {live_meta['resourceVersion']}); "
-            "read it again and retry",
-            status=409,
-        )
-
-
-def _compose(content: Obj, key: Key, source: Obj) -> Obj:
-    """A full object from ``content``, the identity of ``key`` and ``source``'s apiVersion."""
-    meta = {"name": key[3], **({"namespace": key[2]} if key[2] else {})}
-    meta.update(content.pop("metadata", {}))
-    return {"apiVersion": source["apiVersion"], "kind": key[1], "metadata": meta, **content}
-
-
-def _refuse_new_finalizers(old: Obj, new: Obj) -> None:
-    before = set(old["metadata"].get("finalizers") or [])
-    added = set(new["metadata"].get("finalizers") or []) - before
-    if added:
-        raise ClusterError(
-            f"{admission.describe(new)} is invalid: metadata.finalizers: Forbidden: no new "
-            f"finalizers can be added if the object is being deleted, found new finalizers "
-            f"{sorted(added)}",
-            status=422,
-        )
-
-
-def _generation_moves(key: Key, old: Obj, new: Obj) -> bool:
-    def desired(obj: Obj) -> dict[str, Any]:
-        return {k: v for k, v in obj.items() if k not in ("apiVersion", "metadata", "status")}
-
-    if desired(old) != desired(new):
-        return True
-    if key[:2] in ANNOTATIONS_BUMP_GENERATION:
-        return bool(old["metadata"].get("annotations") != new["metadata"].get("annotations"))
-    return False
+        """``now()`` as the API server writes a timestamp. Remembered while the clock
+        gives the same time (an offline run's clock moves between passes, not between
+        the hundreds of creates of one pass; the formatting costs more than the rest)."""
+        value = self._clock()
+        if self._last_stamp is None or self._last_stamp[0] != value:
+            self._last_stamp = (value, self.now_of(value).strftime("%Y-%m-%dT%H:%M:%SZ"))
+        return self._last_stamp[1]
