@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from oper8d.cluster.admission import unknown_fields
-from oper8d.cluster.defaults import DEFAULT_PROTOCOL, fill_key_defaults
+from oper8d.cluster.defaults import fill_item_keys, fill_key_defaults
 from oper8d.cluster.fields import Owners, Path
 from oper8d.cluster.listtypes import Shape, item_id
 
@@ -89,12 +89,12 @@ def _list(
     item's fields are leaves under it), an atomic one is a leaf."""
     list_type, items = shape.list_type(), shape.items()
     associative = list_type.kind != "atomic"
-    fills_protocol = "protocol" in list_type.keys
+    key_defaults = shape.key_defaults()
     for i, item in enumerate(value):
         where = (*at[:-1], f"{at[-1]}[{i}]")
         if type(item) is dict:
-            if fills_protocol and item.get("protocol") is None:
-                item["protocol"] = DEFAULT_PROTOCOL
+            if key_defaults:
+                fill_item_keys(item, key_defaults)
             if associative and list_type.kind == "map":
                 ident = (*path, item_id(item, list_type))
                 found[ident] = item

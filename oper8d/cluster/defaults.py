@@ -7,7 +7,8 @@ when it decodes one:
   of its identity in a list keyed by ``(containerPort, protocol)`` or ``(port,
   protocol)``, so the apiserver fills in ``TCP`` before server-side apply matches items,
   and a port applied without a protocol is the same item as that port applied with
-  ``protocol: TCP``;
+  ``protocol: TCP``; a custom resource's key field with a ``default:`` likewise
+  (``Shape.key_defaults``);
 * ``apply_defaults`` on the object a write makes (a create's content, an update's or
   patch's merged result, a server-side apply's merged result): a built-in kind gets
   Kubernetes' defaulting functions (``cluster.defaults_builtin``), a custom resource the
@@ -21,6 +22,7 @@ its result are owned by nobody. What the storage layer of each kind sets afterwa
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from oper8d.cluster.defaults_builtin import default_builtin
@@ -29,7 +31,12 @@ from oper8d.cluster.defaults_plan import DefaultPlans
 from oper8d.cluster.listtypes import Shape
 from oper8d.kubeschema import KubeSchemas
 
-DEFAULT_PROTOCOL = "TCP"
+__all__ = [
+    "apply_defaults",
+    "apply_status_defaults",
+    "fill_item_keys",
+    "fill_key_defaults",
+]
 
 
 def fill_key_defaults(tree: dict[str, Any], shape: Shape) -> None:
@@ -39,14 +46,21 @@ def fill_key_defaults(tree: dict[str, Any], shape: Shape) -> None:
         if type(value) is dict:
             fill_key_defaults(value, sub)
         elif type(value) is list and value:
-            list_type = sub.list_type()
+            key_defaults = sub.key_defaults()
             items = sub.items()
             for item in value:
                 if type(item) is not dict:
                     continue
-                if "protocol" in list_type.keys and item.get("protocol") is None:
-                    item["protocol"] = DEFAULT_PROTOCOL
+                if key_defaults:
+                    fill_item_keys(item, key_defaults)
                 fill_key_defaults(item, items)
+
+
+def fill_item_keys(item: dict[str, Any], key_defaults: tuple[tuple[str, Any], ...]) -> None:
+    """Give ``item`` the defaults of ``Shape.key_defaults`` it lacks (in place)."""
+    for key, default in key_defaults:
+        if item.get(key) is None:
+            item[key] = copy.deepcopy(default) if isinstance(default, dict | list) else default
 
 
 def apply_defaults(

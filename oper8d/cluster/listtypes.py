@@ -35,6 +35,8 @@ class ListType:
 
 
 ATOMIC = ListType("atomic")
+#: the protocol the apiserver gives a port that has none (built-in schemas carry no default)
+DEFAULT_PROTOCOL = "TCP"
 _EMBEDDED = frozenset({"apiVersion", "kind", "metadata"})
 
 
@@ -48,6 +50,7 @@ class Shape:
         "_builtin",
         "_declared",
         "_defs",
+        "_key_defaults",
         "_list_type",
         "_schema",
         "_stored",
@@ -63,6 +66,7 @@ class Shape:
         self._below: dict[str | None, Shape] = {}
         self._declared: dict[str, bool] = {}  # declares(), per field name
         self._list_type: ListType | None = None
+        self._key_defaults: tuple[tuple[str, Any], ...] | None = None
         # (only built-in definitions are reached through a $ref)
         self._builtin = builtin or (schema is not None and "$ref" in schema)
         self._schema = _resolve(schema, defs)
@@ -132,6 +136,31 @@ class Shape:
         if self._list_type is None:
             self._list_type = self._read_list_type()
         return self._list_type
+
+    def key_defaults(self) -> tuple[tuple[str, Any], ...]:
+        """The key fields of this map-list's items that the apiserver defaults before
+        server-side apply matches items, with their defaults: a built-in port's
+        ``protocol``, a custom resource's key field with a ``default:``. An item that
+        leaves such a key out (or sets it to null, unless the field is nullable) is the
+        item with the default."""
+        if self._key_defaults is None:
+            self._key_defaults = self._read_key_defaults()
+        return self._key_defaults
+
+    def _read_key_defaults(self) -> tuple[tuple[str, Any], ...]:
+        keys = self.list_type().keys
+        if self._builtin:
+            return (("protocol", DEFAULT_PROTOCOL),) if "protocol" in keys else ()
+        item = self.items()._schema
+        props = item.get("properties") if item is not None else None
+        if not keys or not isinstance(props, Mapping):
+            return ()
+        found = []
+        for key in keys:
+            field = props.get(key)
+            if isinstance(field, Mapping) and "default" in field and not field.get("nullable"):
+                found.append((key, field["default"]))
+        return tuple(found)
 
     def _read_list_type(self) -> ListType:
         schema = self._schema

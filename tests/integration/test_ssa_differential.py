@@ -489,3 +489,88 @@ def test_generated_custom_resources_apply_alike(
     steps = [("op", gadget(first)), ("op", gadget(second)), ("other", gadget(other))]
     problems = compare(real, steps, crds=(GADGET_CRD,))
     assert not problems, problems[0]
+
+
+# -- a custom resource whose list items are keyed by a field with a default -----------------
+
+KEYED_CRD: Obj = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": f"widgets.{GROUP}"},
+    "spec": {
+        "group": GROUP,
+        "scope": "Namespaced",
+        "names": {"kind": "Widget", "plural": "widgets", "singular": "widget"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "properties": {
+                                    "items": {
+                                        "type": "array",
+                                        "x-kubernetes-list-type": "map",
+                                        "x-kubernetes-list-map-keys": ["name", "port"],
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["name"],
+                                            "properties": {
+                                                "name": {"type": "string"},
+                                                "port": {"type": "integer", "default": 80},
+                                                "value": {"type": "string"},
+                                            },
+                                        },
+                                    }
+                                },
+                            }
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def widgets(real: KubeCluster, envtest: Any) -> Iterator[str]:
+    with envtest.api_client() as api_client:
+        install_crd(api_client, real, KEYED_CRD)
+        yield f"{GROUP}/v1"
+        client.ApiextensionsV1Api(api_client).delete_custom_resource_definition(
+            KEYED_CRD["metadata"]["name"]
+        )
+
+
+def test_an_item_without_its_defaulted_key_is_the_item_with_the_default_alike(
+    real: KubeCluster, namespace: str, widgets: str
+) -> None:
+    """The apiserver defaults a map-list's key fields before it matches items: applying
+    ``{name: a}`` twice is a no-op (it was refused as a duplicate in memory), and
+    ``{name: a, port: 80}`` from another manager is the same item."""
+    name = f"widget-{next(_names)}"
+
+    def widget(*items: Obj) -> Obj:
+        meta = {"name": name, "namespace": namespace}
+        return {
+            "apiVersion": widgets,
+            "kind": "Widget",
+            "metadata": meta,
+            "spec": {"items": list(items)},
+        }
+
+    steps = [
+        ("op", widget({"name": "a"})),
+        ("op", widget({"name": "a"})),
+        ("other", widget({"name": "a", "port": 80, "value": "x"})),
+        ("op", widget({"name": "a"}, {"name": "a", "port": 81})),
+        ("op", widget({"name": "b", "port": None})),
+    ]
+    problems = compare(real, steps, crds=(KEYED_CRD,))
+    assert not problems, problems[0]
