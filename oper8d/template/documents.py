@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from oper8d.errors import ConfigError, SourcePos
+from oper8d.template.construct import construct
 from oper8d.template.failures import excerpt
 from oper8d.template.slots import SlotLoader, Slots, hide_values
 
@@ -71,9 +72,9 @@ class DocumentCache:
         loader = SlotLoader(text, slots)
         try:
             index = 0
-            while loader.check_data():
+            while loader.check_node():
                 index += 1
-                document = loader.get_data()
+                document = construct(loader, loader.get_node())
                 if document is None:
                     continue  # empty document, e.g. a disabled {% if %} between '---'
                 if not isinstance(document, dict):
