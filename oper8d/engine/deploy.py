@@ -375,6 +375,11 @@ _ABSENT = "\x00absent"
 
 
 def _project(live: Any, wanted: Any) -> Any:
+    """``live``'s values at the paths of ``wanted`` (``_ABSENT`` where it has none)."""
+    if type(live) is type(wanted) and live == wanted and type(live) in (dict, list):
+        # equal in C: the same keys and lengths all the way down, so the projection holds
+        # every value of ``live`` and is ``live`` itself (the digest sorts keys)
+        return live
     if isinstance(wanted, dict):
         if not isinstance(live, dict):
             return _ABSENT if live is None else live
