@@ -66,20 +66,26 @@ class CompiledString:
     def _run(self, context: Context, shared: Context | None = None) -> Any:
         template = self.template
         try:
+            if _budgeted(template):  # an inline object's render: its budget is running
+                return self._value(context)
             with _budget(template, shared):
-                if self.native:
-                    # the compiled code assigns the expression to ``result`` (as
-                    # Environment.compile_expression does) and yields nothing
-                    for _ in template.root_render_func(context):
-                        pass
-                    result = context.vars["result"]
-                    check_rendered_size(template, result)
-                    return copy_result(result)
-                return _joined(template, template.root_render_func(context))
+                return self._value(context)
         except Exception as exc:
             if passes_through(exc):
                 raise
             raise render_failure(exc, self.pos, self.source) from exc
+
+    def _value(self, context: Context) -> Any:
+        template = self.template
+        if self.native:
+            # the compiled code assigns the expression to ``result`` (as
+            # Environment.compile_expression does) and yields nothing
+            for _ in template.root_render_func(context):
+                pass
+            result = context.vars["result"]
+            check_rendered_size(template, result)
+            return copy_result(result)
+        return _joined(template, template.root_render_func(context))
 
 
 @dataclass(frozen=True, eq=False)
@@ -191,6 +197,12 @@ def _budget(template: Template, shared: Context | None = None) -> Any:
     ``shared``: the context the strings of one inline object share, and their budget."""
     budget = getattr(template.environment, "budget", None)
     return budget(shared) if budget is not None else contextlib.nullcontext()
+
+
+def _budgeted(template: Template) -> bool:
+    """Whether a render budget is running already (``sandbox.LimitedSandbox.in_budget``)."""
+    in_budget = getattr(template.environment, "in_budget", None)
+    return in_budget is not None and bool(in_budget())
 
 
 def _rendered_limit(template: Template) -> int | None:

@@ -159,6 +159,10 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
         finally:
             self._budget.reset(token)
 
+    def in_budget(self) -> bool:
+        """Whether a render of this thread runs inside a budget (``budget``) now."""
+        return self._budget.get() is not None
+
     def _tick(self) -> None:
         budget = self._budget.get()
         if budget is not None:
