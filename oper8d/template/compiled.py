@@ -127,13 +127,14 @@ class TextTemplate:
         references: frozenset[str],
         nonce: str,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        scalar_tags: dict[str, str] | None = None,
     ) -> None:
         self.file = file
         self._nonce = nonce
         self.references = references
         self._template = template
         self._lines = source.splitlines()
-        self._documents = DocumentCache(file, cache_size)
+        self._documents = DocumentCache(file, cache_size, scalar_tags)
 
     def __repr__(self) -> str:
         return f"TextTemplate({self.file!r})"

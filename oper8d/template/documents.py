@@ -35,9 +35,13 @@ DEFAULT_CACHE_SIZE = 128
 class DocumentCache:
     """Parses rendered multi-document YAML, remembering the last ``size`` distinct texts."""
 
-    def __init__(self, file: str, size: int = DEFAULT_CACHE_SIZE) -> None:
+    def __init__(
+        self, file: str, size: int = DEFAULT_CACHE_SIZE, scalar_tags: dict[str, str] | None = None
+    ) -> None:
+        """``scalar_tags``: shared by the text templates of one engine (``SlotLoader``)."""
         self.file = file
         self._size = size
+        self._scalar_tags = scalar_tags
         self._parsed: OrderedDict[bytes, bytes] = OrderedDict()
         # the runtime may reconcile several CRs at once; OrderedDict moves are not atomic
         self._lock = threading.Lock()
@@ -70,6 +74,7 @@ class DocumentCache:
     def _load(self, text: str, slots: Slots) -> list[dict[str, Any]]:
         documents: list[dict[str, Any]] = []
         loader = SlotLoader(text, slots)
+        loader.scalar_tags = self._scalar_tags
         try:
             index = 0
             while loader.check_node():

@@ -157,7 +157,8 @@ _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
 
-_KEY_TAG = "tag:oper8d,2024:key"  # a mapping key holding tokens: filled, never typed
+_KEY_TAG = "tag:oper8d,2024:key"
+_SCALAR_TAGS_KEPT = 4096  # a mapping key holding tokens: filled, never typed
 
 
 class KubernetesLoader(_BaseLoader):  # type: ignore[misc, valid-type]
@@ -264,12 +265,31 @@ KubernetesLoader.add_implicit_resolver(
 
 
 class SlotLoader(KubernetesLoader):
-    """Parses rendered text whose values are tokens, putting each value back as a scalar."""
+    """Parses rendered text whose values are tokens, putting each value back as a scalar.
+
+    ``scalar_tags``, when set, remembers the tag each plain scalar's text resolved to
+    (``resolve``): libyaml asks for every scalar, rendered texts repeat theirs (keys, the
+    tokens of one process), and resolving in Python was a third of composing the nodes."""
+
+    #: plain scalar text -> its tag; bounded (cleared when full); None: not remembered
+    scalar_tags: dict[str, str] | None = None
 
     def __init__(self, text: str, slots: Slots) -> None:
         super().__init__(text)
         self._text = text
         self.slots = slots
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        tags = self.scalar_tags
+        # a plain scalar's tag depends on its text alone (no path resolvers are added)
+        if tags is None or kind is not yaml.ScalarNode or not implicit[0]:
+            return super().resolve(kind, value, implicit)
+        tag = tags.get(value)
+        if tag is None:
+            if len(tags) >= _SCALAR_TAGS_KEPT:
+                tags.clear()
+            tag = tags[value] = super().resolve(kind, value, implicit)
+        return tag
 
     def construct_yaml_str(self, node: Any) -> Any:
         value = self.construct_scalar(node)

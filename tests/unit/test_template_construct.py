@@ -1,5 +1,6 @@
 """``template.construct``'s walk builds exactly what PyYAML's constructor builds from a
-rendered text's nodes: the same values, types, shared aliases and errors."""
+rendered text's nodes: the same values, types, shared aliases and errors (and remembering
+plain scalars' tags, ``SlotLoader.scalar_tags``, changes none of them)."""
 
 from __future__ import annotations
 
@@ -27,9 +28,17 @@ def token(index: int) -> str:
     return f"{NONCE}{index}z"
 
 
+#: plain scalars' tags remembered across the walked parses of this module, as an engine's
+#: text templates share them
+SCALAR_TAGS: dict[str, str] = {}
+
+
 def build(text: str, slots: Slots, walk: bool) -> list[tuple[str, Any]]:
-    """Each document's (repr, value) or the error (type and text), built either way."""
+    """Each document's (repr, value) or the error (type and text), built either way: the
+    walk with remembered scalar tags, the constructor resolving every scalar afresh."""
     loader = SlotLoader(text, slots)
+    if walk:
+        loader.scalar_tags = SCALAR_TAGS
     out: list[tuple[str, Any]] = []
     try:
         while loader.check_node():
