@@ -20,8 +20,8 @@ from jinja2 import Template, Undefined
 from jinja2.runtime import Context
 
 from oper8d.errors import ConfigError, SourcePos
-from oper8d.limits import LimitExceeded, Limits, check_structure
-from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache
+from oper8d.limits import LimitExceeded, Limits
+from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache, check_documents
 from oper8d.template.failures import passes_through, render_failure, template_line
 from oper8d.template.layout import LayoutError, check_layout
 from oper8d.template.slots import SLOTS_VAR, Slots, fill_text
@@ -148,7 +148,7 @@ class TextTemplate:
         """The objects the template renders to, empty documents dropped; the caller owns them.
         Printed values are scalars of the template's structure, never structure (``slots``).
         The text and its values together are bounded by ``renderedBytes``, the parsed
-        documents' depth and alias expansion by ``yamlio.check_structure``."""
+        documents' depth and alias expansion by ``limits.check_structure``."""
         text, slots = self.render_tokens(context)
         try:
             text = check_layout(slots.nonce, slots.marks, text)
@@ -163,7 +163,7 @@ class TextTemplate:
         try:
             written = len(text) + check_rendered_size(template, slots.values, start=len(text))
             documents = self._documents.parse(text, slots)
-            check_structure(documents, limits, written=written)
+            check_documents(documents, limits, written=written)
         except (LimitExceeded, TypeError) as exc:  # TypeError: a printed value is not data
             raise ConfigError(
                 f"{exc} (in the rendered text; run `oper8d render` to see it)",

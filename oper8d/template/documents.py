@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from oper8d.errors import ConfigError, SourcePos
+from oper8d.limits import Limits, check_structure
 from oper8d.template.construct import construct
 from oper8d.template.failures import excerpt
 from oper8d.template.slots import SlotLoader, Slots, hide_values
@@ -30,6 +31,42 @@ _SECRET_KIND = re.compile(r"^kind:[ \t]*[\"']?Secret[\"']?[ \t]*(#.*)?$", re.MUL
 
 #: rendered texts remembered per text template (one per CR that renders it differently)
 DEFAULT_CACHE_SIZE = 128
+
+
+def check_documents(documents: list[dict[str, Any]], limits: Limits, *, written: int) -> None:
+    """``limits.check_structure`` of parsed documents: a LimitExceeded when they nest too
+    deep or their aliases expand too far. Documents are nearly always a plain tree (no
+    object twice: no alias), which one recursive count proves within the limits at a
+    third of the general walk's cost; anything else is left to the general walk."""
+    if not _fits_as_tree(documents, limits.nesting_depth, written + limits.yaml_alias_nodes):
+        check_structure(documents, limits, written=written)
+
+
+class _NotATree(Exception):
+    """An object met twice (an alias), or deeper than the limit: the general walk decides."""
+
+
+def _fits_as_tree(value: Any, depth_limit: int, size_limit: int) -> bool:
+    """Whether ``value`` is a tree of at most ``depth_limit`` levels whose size, counted as
+    ``check_structure`` counts it, is at most ``size_limit``: then it would pass."""
+    seen: set[int] = set()
+
+    def size(node: Any, level: int) -> int:
+        if level > depth_limit or id(node) in seen:
+            raise _NotATree
+        seen.add(id(node))  # every node stays referenced by ``value``: ids stay unique
+        total = 1
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, dict | list):
+                total += size(child, level + 1)
+            else:
+                total += 1 + (len(child) // 64 if isinstance(child, str) else 0)
+        return total
+
+    try:
+        return size(value, 1) <= size_limit
+    except (_NotATree, RecursionError):
+        return False
 
 
 class DocumentCache:

@@ -11,7 +11,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from oper8d.limits import LimitExceeded, Limits, check_structure
 from oper8d.template.construct import construct
+from oper8d.template.documents import check_documents
 from oper8d.template.slots import SlotLoader, Slots
 
 NONCE = "oper8dslot0123456789abn"
@@ -142,3 +144,39 @@ documents = st.recursive(
 def test_any_rendered_document_is_built_alike(docs: list[Any], style: str) -> None:
     text = yaml.safe_dump_all(docs, default_flow_style=style == "flow", sort_keys=False)
     assert_same(text, slots_with(7, "v: x\n- y"))
+
+
+# -- the structure check of parsed documents ------------------------------------------
+
+
+def limited(value: Any, limits: Limits, written: int, check: Any) -> str:
+    try:
+        check(value, limits, written=written)
+    except LimitExceeded as exc:
+        return str(exc)
+    return "fits"
+
+
+@st.composite
+def structures(draw: st.DrawFn) -> Any:
+    """Nested documents, some sharing an object (as an alias makes them) or containing
+    themselves."""
+    value = draw(documents)
+    shared = draw(st.one_of(st.none(), documents))
+    if shared is not None and isinstance(value, dict):
+        value["a"] = shared
+        value["b"] = shared
+    if draw(st.booleans()) and isinstance(value, list):
+        value.append(value)
+    return [value]
+
+
+@settings(max_examples=300, deadline=None)
+@given(structures(), st.integers(1, 8), st.integers(0, 30), st.integers(0, 60))
+def test_the_documents_check_is_the_structure_check(
+    value: Any, depth: int, aliases: int, written: int
+) -> None:
+    limits = Limits(nesting_depth=depth, yaml_alias_nodes=aliases)
+    assert limited(value, limits, written, check_documents) == limited(
+        value, limits, written, check_structure
+    )
