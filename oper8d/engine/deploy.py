@@ -74,6 +74,13 @@ class AppliedMemory:
         uid = (live.get("metadata") or {}).get("uid")
         if not uid:
             return
+        if as_stored(wanted) is wanted and is_current(wanted, live):
+            # stored as sent: ``is_current`` accepts it while nothing at our paths changes,
+            # and a change there (``matches`` is asked only then) would change the digest
+            # too, so an entry could never match; none is kept (nor its digest computed)
+            with self._lock:
+                self._seen.pop(uid, None)
+            return
         entry = (_hash_of(wanted) or "", projection_digest(live, wanted))
         with self._lock:
             self._seen.pop(uid, None)  # re-insert: the oldest entries go first

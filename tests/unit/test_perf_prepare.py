@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from oper8d.cluster.memory import MemoryCluster
 from oper8d.engine.deploy import (
     HASH_ANNOTATION,
+    AppliedMemory,
     DeployManager,
     content_hash,
     is_current,
@@ -227,3 +228,29 @@ mixed = st.recursive(
 def test_the_digest_of_live_values_is_that_of_their_projection(wanted: Any, live: Any) -> None:
     for pair in ((live, wanted), (copy.deepcopy(wanted), wanted)):
         assert projection_digest(*pair) == digest_of(projected(*pair))
+
+
+def remembered_then_matched(wanted: Any, live: Any, later: Any) -> bool:
+    memory = AppliedMemory()
+    memory.remember(wanted, live)
+    return memory.matches(wanted, later)
+
+
+@given(mixed, mixed, mixed)
+def test_the_memory_matches_as_a_digest_of_every_apply_would(
+    wanted_spec: Any, live_spec: Any, later_spec: Any
+) -> None:
+    """Whatever it keeps, ``matches`` (asked when ``is_current`` fails) answers as the
+    digest of the live object at apply time compared with the live object now would."""
+    wanted = {**with_hash(wanted_spec), "kind": "ConfigMap"}
+    for live_value, later_value in ((live_spec, later_spec), (wanted_spec, later_spec)):
+        live = {**with_hash(copy.deepcopy(live_value)), "kind": "ConfigMap"}
+        live["metadata"]["uid"] = "u1"
+        later = {**with_hash(copy.deepcopy(later_value)), "kind": "ConfigMap"}
+        later["metadata"]["uid"] = "u1"
+        for now in (later, live):
+            if is_current(wanted, now):
+                continue
+            digest_then = digest_of(projected(live, wanted))
+            expected = digest_then == digest_of(projected(now, wanted))
+            assert remembered_then_matched(wanted, live, now) == expected
