@@ -174,6 +174,11 @@ class Session:
     kind_warnings: KindWarnings | None = None
     rendered: dict[str, Obj] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: ``live`` and ``lookup`` marking Secrets they read, made once (``context`` is built
+    #: for every component, and wrapping a function copies its attributes)
+    _marked_reads: tuple[Callable[..., Obj | None], Callable[..., Obj | None]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def view(self) -> Obj:
@@ -201,6 +206,12 @@ class Session:
         """The template context: the CR (``cr``, ``spec`` defaulted, ``metadata``,
         ``status``), ``config``, the version, and the functions templates may call."""
         cr = self.view
+        reads = self._marked_reads
+        if reads is None:
+            reads = self._marked_reads = (
+                _marking_secrets(self.live),
+                _marking_secrets(self.lookup),
+            )
         ctx: dict[str, Any] = {
             "cr": cr,
             "spec": cr.get("spec") or {},
@@ -214,8 +225,8 @@ class Session:
             "scoped_name": lambda n: scoped_name(self.name, str(n)),
             "truncate_name": truncate_name,
             # a Secret read here is sensitive from now on, wherever its values go
-            "live": _marking_secrets(self.live),
-            "lookup": _marking_secrets(self.lookup),
+            "live": reads[0],
+            "lookup": reads[1],
             "require": _require,
             "config_error": _config_error,
             "random_string": lambda key, length=16: _sensitive(
