@@ -41,6 +41,14 @@ class CompiledString:
     references: frozenset[str]
     native: bool
     template: Template = field(repr=False)
+    #: the environment's ``in_budget`` and ``renderedBytes``, read once (every render asks)
+    _in_budget: Any = field(init=False, repr=False)
+    _limit: int | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        environment = self.template.environment
+        object.__setattr__(self, "_in_budget", getattr(environment, "in_budget", None))
+        object.__setattr__(self, "_limit", _rendered_limit(self.template))
 
     def render(self, parent: dict[str, Any]) -> Any:
         """Render with ``parent``: the template context already merged with the globals."""
@@ -66,7 +74,8 @@ class CompiledString:
     def _run(self, context: Context, shared: Context | None = None) -> Any:
         template = self.template
         try:
-            if _budgeted(template):  # an inline object's render: its budget is running
+            in_budget = self._in_budget
+            if in_budget is not None and in_budget():  # e.g. an inline object's budget
                 return self._value(context)
             with _budget(template, shared):
                 return self._value(context)
@@ -83,6 +92,11 @@ class CompiledString:
             for _ in template.root_render_func(context):
                 pass
             result = context.vars["result"]
+            if type(result) is str:  # the usual value, as check_rendered_size counts it
+                limit = self._limit
+                if limit is not None and len(result) > limit:
+                    raise _too_large(limit)
+                return result
             check_rendered_size(template, result)
             return copy_result(result)
         return _joined(template, template.root_render_func(context))
@@ -198,12 +212,6 @@ def _budget(template: Template, shared: Context | None = None) -> Any:
     ``shared``: the context the strings of one inline object share, and their budget."""
     budget = getattr(template.environment, "budget", None)
     return budget(shared) if budget is not None else contextlib.nullcontext()
-
-
-def _budgeted(template: Template) -> bool:
-    """Whether a render budget is running already (``sandbox.LimitedSandbox.in_budget``)."""
-    in_budget = getattr(template.environment, "in_budget", None)
-    return in_budget is not None and bool(in_budget())
 
 
 def _rendered_limit(template: Template) -> int | None:
