@@ -8,7 +8,8 @@ node tree in C; PyYAML then builds the Python values in Python, through
 alias tables, deferred filling) for every node: half the parse. :func:`construct` builds
 the same values with one plain recursive walk over the usual nodes: mappings, lists and
 scalars of the tags the rendered text resolves to, a value printed into the text put back
-by the loader's own methods (``SlotLoader``), and aliases shared as PyYAML shares them.
+by the loader's own methods (``SlotLoader``), and an aliased list or mapping shared as PyYAML
+shares it (an aliased string or number, immutable, is simply built again).
 
 Anything else (a merge key, an explicit tag of another kind, a duplicate key, a key that
 is not a scalar, a recursive alias, any error) is left to the loader: the document is
@@ -61,19 +62,22 @@ class _Walk:
         self._building: set[Node] = set()
 
     def value(self, node: Node) -> Any:
+        tag = node.tag
+        kind = type(node)
+        if kind is ScalarNode:  # immutable values need no sharing: built again if aliased
+            if tag == _STR:
+                text = node.value
+                if self._nonce not in text:
+                    return text
+            elif tag in _SCALARS:
+                return self._constructors[tag](self._loader, node)
+            else:
+                raise _Unusual
         built = self._built
         if node in built:
             return built[node]
-        tag = node.tag
-        kind = type(node)
-        if kind is ScalarNode:
-            if tag == _STR:
-                text = node.value
-                data = self._loader.filled(node, text) if self._nonce in text else text
-            elif tag in _SCALARS:
-                data = self._constructors[tag](self._loader, node)
-            else:
-                raise _Unusual
+        if kind is ScalarNode:  # a printed value: a list or mapping is shared if aliased
+            data = self._loader.filled(node, node.value)
         elif node in self._building:
             raise _Unusual  # a recursive alias
         else:

@@ -117,6 +117,8 @@ def test_a_value_that_would_end_its_block_is_the_loaders_error() -> None:
 def test_an_aliased_node_is_one_shared_value() -> None:
     [(_, value)] = assert_same("a: &x {b: 1}\nc: *x\n", slots_with())
     assert value["a"] is value["c"]
+    [(_, printed)] = assert_same(f"a: &x {token(0)}\nc: *x\n", slots_with({"k": [1]}))
+    assert printed["a"] is printed["c"] and printed["a"] == {"k": [1]}
 
 
 scalars = st.one_of(
