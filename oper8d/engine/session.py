@@ -32,6 +32,7 @@ from oper8d.logs import mark_secret, mark_sensitive
 from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
 from oper8d.template.filters import MissingRequiredValue
 from oper8d.template.names import scoped_name, truncate_name
+from oper8d.template.sandbox import plain_callable
 
 _ALPHABET = string.ascii_letters + string.digits
 
@@ -209,8 +210,8 @@ class Session:
         reads = self._marked_reads
         if reads is None:
             reads = self._marked_reads = (
-                _marking_secrets(self.live),
-                _marking_secrets(self.lookup),
+                plain_callable(_marking_secrets(self.live)),
+                plain_callable(_marking_secrets(self.lookup)),
             )
         ctx: dict[str, Any] = {
             "cr": cr,
@@ -222,15 +223,15 @@ class Session:
             "config": self.config,
             "version": get_path(cr, self.controller.resource.version_path),
             "operator": {"name": self.bundle.name, "version": self.bundle.operator_version},
-            "scoped_name": lambda n: scoped_name(self.name, str(n)),
+            "scoped_name": plain_callable(lambda n: scoped_name(self.name, str(n))),
             "truncate_name": truncate_name,
             # a Secret read here is sensitive from now on, wherever its values go
             "live": reads[0],
             "lookup": reads[1],
             "require": _require,
             "config_error": _config_error,
-            "random_string": lambda key, length=16: _sensitive(
-                self.randoms.get(str(key), int(length))
+            "random_string": plain_callable(
+                lambda key, length=16: _sensitive(self.randoms.get(str(key), int(length)))
             ),
         }
         ctx.update(extra)
@@ -322,11 +323,13 @@ def _sensitive(value: str) -> str:
     return value
 
 
+@plain_callable
 def _require(condition: Any, message: str = "precondition not met") -> str:
     if not condition:
         raise PreconditionError(str(message))
     return ""
 
 
+@plain_callable
 def _config_error(message: str) -> str:
     raise ConfigError(str(message))
