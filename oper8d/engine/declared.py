@@ -72,6 +72,15 @@ def check_declared(
 
 def check_shape(obj: Any, res: ResourceSpec, internal: str) -> None:
     """``obj`` is a Kubernetes object at all: a mapping with string apiVersion, kind, name."""
+    meta = obj.get("metadata") if type(obj) is dict else None
+    if (
+        type(meta) is dict
+        and _nonempty_str(obj.get("apiVersion"))
+        and _nonempty_str(obj.get("kind"))
+        and _nonempty_str(meta.get("name"))
+        and isinstance(meta.get("namespace"), str | None)
+    ):
+        return  # the usual object: nothing to say (rendered objects are all checked)
     where = f"resource '{internal}'"
     if not isinstance(obj, dict):
         raise ConfigError(
@@ -131,3 +140,7 @@ def check_identity(
             "`namespace:`)",
             pos=res.pos,
         )
+
+
+def _nonempty_str(value: Any) -> bool:
+    return isinstance(value, str) and value != ""

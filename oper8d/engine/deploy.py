@@ -74,6 +74,13 @@ class AppliedMemory:
         uid = (live.get("metadata") or {}).get("uid")
         if not uid:
             return
+        if as_stored(wanted) is wanted and is_current(wanted, live):
+            # stored as sent: ``is_current`` accepts it while nothing at our paths changes,
+            # and a change there (``matches`` is asked only then) would change the digest
+            # too, so an entry could never match; none is kept (nor its digest computed)
+            with self._lock:
+                self._seen.pop(uid, None)
+            return
         entry = (_hash_of(wanted) or "", projection_digest(live, wanted))
         with self._lock:
             self._seen.pop(uid, None)  # re-insert: the oldest entries go first
@@ -375,6 +382,11 @@ _ABSENT = "\x00absent"
 
 
 def _project(live: Any, wanted: Any) -> Any:
+    """``live``'s values at the paths of ``wanted`` (``_ABSENT`` where it has none)."""
+    if type(live) is type(wanted) and live == wanted and type(live) in (dict, list):
+        # equal in C: the same keys and lengths all the way down, so the projection holds
+        # every value of ``live`` and is ``live`` itself (the digest sorts keys)
+        return live
     if isinstance(wanted, dict):
         if not isinstance(live, dict):
             return _ABSENT if live is None else live

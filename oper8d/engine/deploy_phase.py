@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 
-from oper8d.bundle.model import ComponentSpec, ResourceSpec
+from oper8d.bundle.model import ComponentSpec, Edge, ResourceSpec
 from oper8d.engine.deploy import DeployManager, component_of
 from oper8d.engine.leave import FieldPath
 from oper8d.engine.missing import SchemaSource
@@ -49,6 +49,14 @@ class DeployPhase:
         # the fields each resource leaves this rollout: its `when:`s are evaluated once, so
         # prepare (the hash) and apply (the body) cannot disagree
         self._left_fields: dict[tuple[str, str], tuple[FieldPath, ...]] = {}
+        # each component's spec and incoming edges, found once (not by a scan per component)
+        controller = session.controller
+        self._specs: dict[str, ComponentSpec] = {}
+        self._edges_into: dict[str, list[Edge]] = {}
+        for comp in controller.components:
+            self._specs.setdefault(comp.name, comp)
+        for edge in controller.edges:
+            self._edges_into.setdefault(edge.downstream, []).append(edge)
 
     def __call__(self, name: str) -> None:
         with component_context(name):
@@ -81,14 +89,13 @@ class DeployPhase:
             progress.update(name, "deployed", detail)
 
     def _spec(self, name: str) -> ComponentSpec:
-        return self.session.controller.component(name)
+        spec = self._specs.get(name)
+        return spec if spec is not None else self.session.controller.component(name)
 
     def _check_edges(self, name: str) -> None:
         """Raise PreconditionError while an incoming ``ready`` edge's upstream is not ready
         (a disabled upstream counts as ready) or an edge's ``when`` does not hold."""
-        for edge in self.session.controller.edges:
-            if edge.downstream != name:
-                continue
+        for edge in self._edges_into.get(name, ()):
             if edge.ready and self.readiness is not None:
                 verdict = self.readiness(edge.upstream)
                 if verdict is not None and verdict.state != "ready":

@@ -32,6 +32,7 @@ from oper8d.logs import mark_secret, mark_sensitive
 from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
 from oper8d.template.filters import MissingRequiredValue
 from oper8d.template.names import scoped_name, truncate_name
+from oper8d.template.sandbox import plain_callable
 
 _ALPHABET = string.ascii_letters + string.digits
 
@@ -174,6 +175,11 @@ class Session:
     kind_warnings: KindWarnings | None = None
     rendered: dict[str, Obj] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: ``live`` and ``lookup`` marking Secrets they read, made once (``context`` is built
+    #: for every component, and wrapping a function copies its attributes)
+    _marked_reads: tuple[Callable[..., Obj | None], Callable[..., Obj | None]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def view(self) -> Obj:
@@ -201,6 +207,12 @@ class Session:
         """The template context: the CR (``cr``, ``spec`` defaulted, ``metadata``,
         ``status``), ``config``, the version, and the functions templates may call."""
         cr = self.view
+        reads = self._marked_reads
+        if reads is None:
+            reads = self._marked_reads = (
+                plain_callable(_marking_secrets(self.live)),
+                plain_callable(_marking_secrets(self.lookup)),
+            )
         ctx: dict[str, Any] = {
             "cr": cr,
             "spec": cr.get("spec") or {},
@@ -211,15 +223,15 @@ class Session:
             "config": self.config,
             "version": get_path(cr, self.controller.resource.version_path),
             "operator": {"name": self.bundle.name, "version": self.bundle.operator_version},
-            "scoped_name": lambda n: scoped_name(self.name, str(n)),
+            "scoped_name": plain_callable(lambda n: scoped_name(self.name, str(n))),
             "truncate_name": truncate_name,
             # a Secret read here is sensitive from now on, wherever its values go
-            "live": _marking_secrets(self.live),
-            "lookup": _marking_secrets(self.lookup),
+            "live": reads[0],
+            "lookup": reads[1],
             "require": _require,
             "config_error": _config_error,
-            "random_string": lambda key, length=16: _sensitive(
-                self.randoms.get(str(key), int(length))
+            "random_string": plain_callable(
+                lambda key, length=16: _sensitive(self.randoms.get(str(key), int(length)))
             ),
         }
         ctx.update(extra)
@@ -311,11 +323,13 @@ def _sensitive(value: str) -> str:
     return value
 
 
+@plain_callable
 def _require(condition: Any, message: str = "precondition not met") -> str:
     if not condition:
         raise PreconditionError(str(message))
     return ""
 
 
+@plain_callable
 def _config_error(message: str) -> str:
     raise ConfigError(str(message))

@@ -20,8 +20,8 @@ from jinja2 import Template, Undefined
 from jinja2.runtime import Context
 
 from oper8d.errors import ConfigError, SourcePos
-from oper8d.limits import LimitExceeded, Limits, check_structure
-from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache
+from oper8d.limits import LimitExceeded, Limits
+from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache, check_documents
 from oper8d.template.failures import passes_through, render_failure, template_line
 from oper8d.template.layout import LayoutError, check_layout
 from oper8d.template.slots import SLOTS_VAR, Slots, fill_text
@@ -41,6 +41,14 @@ class CompiledString:
     references: frozenset[str]
     native: bool
     template: Template = field(repr=False)
+    #: the environment's ``in_budget`` and ``renderedBytes``, read once (every render asks)
+    _in_budget: Any = field(init=False, repr=False)
+    _limit: int | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        environment = self.template.environment
+        object.__setattr__(self, "_in_budget", getattr(environment, "in_budget", None))
+        object.__setattr__(self, "_limit", _rendered_limit(self.template))
 
     def render(self, parent: dict[str, Any]) -> Any:
         """Render with ``parent``: the template context already merged with the globals."""
@@ -66,20 +74,32 @@ class CompiledString:
     def _run(self, context: Context, shared: Context | None = None) -> Any:
         template = self.template
         try:
+            in_budget = self._in_budget
+            if in_budget is not None and in_budget():  # e.g. an inline object's budget
+                return self._value(context)
             with _budget(template, shared):
-                if self.native:
-                    # the compiled code assigns the expression to ``result`` (as
-                    # Environment.compile_expression does) and yields nothing
-                    for _ in template.root_render_func(context):
-                        pass
-                    result = context.vars["result"]
-                    check_rendered_size(template, result)
-                    return copy_result(result)
-                return _joined(template, template.root_render_func(context))
+                return self._value(context)
         except Exception as exc:
             if passes_through(exc):
                 raise
             raise render_failure(exc, self.pos, self.source) from exc
+
+    def _value(self, context: Context) -> Any:
+        template = self.template
+        if self.native:
+            # the compiled code assigns the expression to ``result`` (as
+            # Environment.compile_expression does) and yields nothing
+            for _ in template.root_render_func(context):
+                pass
+            result = context.vars["result"]
+            if type(result) is str:  # the usual value, as check_rendered_size counts it
+                limit = self._limit
+                if limit is not None and len(result) > limit:
+                    raise _too_large(limit)
+                return result
+            check_rendered_size(template, result)
+            return copy_result(result)
+        return _joined(template, template.root_render_func(context))
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,13 +141,14 @@ class TextTemplate:
         references: frozenset[str],
         nonce: str,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        scalar_tags: dict[str, str] | None = None,
     ) -> None:
         self.file = file
         self._nonce = nonce
         self.references = references
         self._template = template
         self._lines = source.splitlines()
-        self._documents = DocumentCache(file, cache_size)
+        self._documents = DocumentCache(file, cache_size, scalar_tags)
 
     def __repr__(self) -> str:
         return f"TextTemplate({self.file!r})"
@@ -141,7 +162,7 @@ class TextTemplate:
         """The objects the template renders to, empty documents dropped; the caller owns them.
         Printed values are scalars of the template's structure, never structure (``slots``).
         The text and its values together are bounded by ``renderedBytes``, the parsed
-        documents' depth and alias expansion by ``yamlio.check_structure``."""
+        documents' depth and alias expansion by ``limits.check_structure``."""
         text, slots = self.render_tokens(context)
         try:
             text = check_layout(slots.nonce, slots.marks, text)
@@ -156,7 +177,7 @@ class TextTemplate:
         try:
             written = len(text) + check_rendered_size(template, slots.values, start=len(text))
             documents = self._documents.parse(text, slots)
-            check_structure(documents, limits, written=written)
+            check_documents(documents, limits, written=written)
         except (LimitExceeded, TypeError) as exc:  # TypeError: a printed value is not data
             raise ConfigError(
                 f"{exc} (in the rendered text; run `oper8d render` to see it)",

@@ -21,6 +21,8 @@ from typing import Any
 import yaml
 
 from oper8d.errors import ConfigError, SourcePos
+from oper8d.limits import Limits, check_structure
+from oper8d.template.construct import construct
 from oper8d.template.failures import excerpt
 from oper8d.template.slots import SlotLoader, Slots, hide_values
 
@@ -31,12 +33,52 @@ _SECRET_KIND = re.compile(r"^kind:[ \t]*[\"']?Secret[\"']?[ \t]*(#.*)?$", re.MUL
 DEFAULT_CACHE_SIZE = 128
 
 
+def check_documents(documents: list[dict[str, Any]], limits: Limits, *, written: int) -> None:
+    """``limits.check_structure`` of parsed documents: a LimitExceeded when they nest too
+    deep or their aliases expand too far. Documents are nearly always a plain tree (no
+    object twice: no alias), which one recursive count proves within the limits at a
+    third of the general walk's cost; anything else is left to the general walk."""
+    if not _fits_as_tree(documents, limits.nesting_depth, written + limits.yaml_alias_nodes):
+        check_structure(documents, limits, written=written)
+
+
+class _NotATree(Exception):
+    """An object met twice (an alias), or deeper than the limit: the general walk decides."""
+
+
+def _fits_as_tree(value: Any, depth_limit: int, size_limit: int) -> bool:
+    """Whether ``value`` is a tree of at most ``depth_limit`` levels whose size, counted as
+    ``check_structure`` counts it, is at most ``size_limit``: then it would pass."""
+    seen: set[int] = set()
+
+    def size(node: Any, level: int) -> int:
+        if level > depth_limit or id(node) in seen:
+            raise _NotATree
+        seen.add(id(node))  # every node stays referenced by ``value``: ids stay unique
+        total = 1
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, dict | list):
+                total += size(child, level + 1)
+            else:
+                total += 1 + (len(child) // 64 if isinstance(child, str) else 0)
+        return total
+
+    try:
+        return size(value, 1) <= size_limit
+    except (_NotATree, RecursionError):
+        return False
+
+
 class DocumentCache:
     """Parses rendered multi-document YAML, remembering the last ``size`` distinct texts."""
 
-    def __init__(self, file: str, size: int = DEFAULT_CACHE_SIZE) -> None:
+    def __init__(
+        self, file: str, size: int = DEFAULT_CACHE_SIZE, scalar_tags: dict[str, str] | None = None
+    ) -> None:
+        """``scalar_tags``: shared by the text templates of one engine (``SlotLoader``)."""
         self.file = file
         self._size = size
+        self._scalar_tags = scalar_tags
         self._parsed: OrderedDict[bytes, bytes] = OrderedDict()
         # the runtime may reconcile several CRs at once; OrderedDict moves are not atomic
         self._lock = threading.Lock()
@@ -69,11 +111,12 @@ class DocumentCache:
     def _load(self, text: str, slots: Slots) -> list[dict[str, Any]]:
         documents: list[dict[str, Any]] = []
         loader = SlotLoader(text, slots)
+        loader.scalar_tags = self._scalar_tags
         try:
             index = 0
-            while loader.check_data():
+            while loader.check_node():
                 index += 1
-                document = loader.get_data()
+                document = construct(loader, loader.get_node())
                 if document is None:
                     continue  # empty document, e.g. a disabled {% if %} between '---'
                 if not isinstance(document, dict):

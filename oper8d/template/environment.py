@@ -106,6 +106,8 @@ class TemplateEngine:
         text_env.code_generator_class = text_code_generator(env.code_generator_class)
         self._text_env = text_env
         self._nonce = new_nonce()
+        # the tags of the plain scalars its text templates' rendered texts hold (``slots``)
+        self._scalar_tags: dict[str, str] = {}
         # source -> (native, live() references, template) of what compiled without error;
         # a source that fails is compiled again at each occurrence, to report each position
         self._strings: dict[str, tuple[bool, frozenset[str], Template]] = {}
@@ -186,7 +188,9 @@ class TemplateEngine:
             template = self._from_code(code, self._text_env)
         # `~` of the compiled module (its macros too) checks what it joins to Markup
         template.root_render_func.__globals__["markup_join"] = guarded_markup_join
-        return TextTemplate(file, template, source, references, self._nonce)
+        return TextTemplate(
+            file, template, source, references, self._nonce, scalar_tags=self._scalar_tags
+        )
 
     # -- compilation ----------------------------------------------------------------------
 

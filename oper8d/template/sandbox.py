@@ -40,7 +40,7 @@ from oper8d.clock import Clock
 from oper8d.limits import LimitExceeded, Limits
 from oper8d.template.slots import check_joined
 
-__all__ = ["Budget", "LimitedSandbox", "guard_loops"]
+__all__ = ["Budget", "LimitedSandbox", "guard_loops", "plain_callable"]
 
 #: how many hook calls pass between two reads of the clock
 _CLOCK_EVERY = 64
@@ -111,6 +111,21 @@ class _GuardedCodeGenerator(CodeGenerator):
         self.write(")")
 
 
+#: the attribute ``plain_callable`` sets
+_PLAIN = "oper8d_plain_callable"
+#: Jinja's message for a call that raised StopIteration (``Context.call``)
+_STOPPED = "value was undefined because a callable raised a StopIteration exception"
+
+
+def plain_callable(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark ``function``, one of oper8d's own for templates to call (``scoped_name``,
+    ``live``, ...), as plainly callable: a Python function that is neither unsafe nor
+    given Jinja's context or environment, and whose owner is no string. A template calls
+    it without the sandbox's checks for other callables (a tenth of rendering a name)."""
+    setattr(function, _PLAIN, True)
+    return function
+
+
 class LimitedSandbox(ImmutableSandboxedEnvironment):
     """The immutable sandbox plus the limits described in the module docstring."""
 
@@ -159,6 +174,10 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
         finally:
             self._budget.reset(token)
 
+    def in_budget(self) -> bool:
+        """Whether a render of this thread runs inside a budget (``budget``) now."""
+        return self._budget.get() is not None
+
     def _tick(self) -> None:
         budget = self._budget.get()
         if budget is not None:
@@ -197,6 +216,17 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
 
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         __self._tick()
+        if getattr(__obj, _PLAIN, False) is True:
+            # one of our own functions (``plain_callable``): what the general path below
+            # does for it, without the checks that cannot apply to it
+            kwargs.pop("_block_vars", None)
+            kwargs.pop("_loop_vars", None)
+            try:
+                result = __obj(*args, **kwargs)
+            except StopIteration:
+                return __self.undefined(_STOPPED)
+            __self.check_result(result, "a call")
+            return result
         # str.format comes wrapped by the sandbox (its safe formatter): look through that
         method = getattr(__obj, "__wrapped__", __obj)
         owner = getattr(method, "__self__", None)

@@ -157,7 +157,8 @@ _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
 
-_KEY_TAG = "tag:oper8d,2024:key"  # a mapping key holding tokens: filled, never typed
+_KEY_TAG = "tag:oper8d,2024:key"
+_SCALAR_TAGS_KEPT = 4096  # a mapping key holding tokens: filled, never typed
 
 
 class KubernetesLoader(_BaseLoader):  # type: ignore[misc, valid-type]
@@ -184,7 +185,7 @@ class KubernetesLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         for key_node, value_node in node.value:
             key = self.construct_object(key_node, deep=deep)
             if type(key) is not str:
-                key = _json_key(key, key_node)
+                key = json_key(key, key_node)
             if key in mapping and not merges:
                 raise yaml.constructor.ConstructorError(
                     "while constructing a mapping",
@@ -199,7 +200,7 @@ class KubernetesLoader(_BaseLoader):  # type: ignore[misc, valid-type]
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-def _json_key(key: Any, node: Any) -> str:
+def json_key(key: Any, node: Any) -> str:
     """An integer or boolean key as sigs.k8s.io/yaml writes it to JSON: its text."""
     if isinstance(key, bool):
         return "true" if key else "false"
@@ -264,22 +265,41 @@ KubernetesLoader.add_implicit_resolver(
 
 
 class SlotLoader(KubernetesLoader):
-    """Parses rendered text whose values are tokens, putting each value back as a scalar."""
+    """Parses rendered text whose values are tokens, putting each value back as a scalar.
+
+    ``scalar_tags``, when set, remembers the tag each plain scalar's text resolved to
+    (``resolve``): libyaml asks for every scalar, rendered texts repeat theirs (keys, the
+    tokens of one process), and resolving in Python was a third of composing the nodes."""
+
+    #: plain scalar text -> its tag; bounded (cleared when full); None: not remembered
+    scalar_tags: dict[str, str] | None = None
 
     def __init__(self, text: str, slots: Slots) -> None:
         super().__init__(text)
         self._text = text
-        self._slots = slots
+        self.slots = slots
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        tags = self.scalar_tags
+        # a plain scalar's tag depends on its text alone (no path resolvers are added)
+        if tags is None or kind is not yaml.ScalarNode or not implicit[0]:
+            return super().resolve(kind, value, implicit)
+        tag = tags.get(value)
+        if tag is None:
+            if len(tags) >= _SCALAR_TAGS_KEPT:
+                tags.clear()
+            tag = tags[value] = super().resolve(kind, value, implicit)
+        return tag
 
     def construct_yaml_str(self, node: Any) -> Any:
         value = self.construct_scalar(node)
-        if self._slots.nonce not in value:
+        if self.slots.nonce not in value:
             return value
-        return self._filled(node, value)
+        return self.filled(node, value)
 
     def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
         for key_node, _value in node.value:  # a key holding a value is its text, untyped
-            if key_node.tag == _STR_TAG and self._slots.nonce in key_node.value:
+            if key_node.tag == _STR_TAG and self.slots.nonce in key_node.value:
                 key_node.tag = _KEY_TAG
         return super().construct_mapping(node, deep=deep)
 
@@ -287,16 +307,17 @@ class SlotLoader(KubernetesLoader):
         value = self.construct_scalar(node)
         if node.style in ("|", ">"):
             return self._block(node)
-        return fill_text(value, self._slots)
+        return fill_text(value, self.slots)
 
-    def _filled(self, node: Any, value: str) -> Any:
+    def filled(self, node: Any, value: str) -> Any:
+        """The value of a string scalar ``value`` that holds tokens."""
         style = node.style
         if style in ("|", ">"):
             return self._block(node)
-        whole = self._slots.pattern.fullmatch(value)
+        whole = self.slots.pattern.fullmatch(value)
         if whole is not None and not style:  # plain (libyaml says "", PyYAML None)
-            return self._typed(self._slots.values[int(whole.group(1))])
-        return fill_text(value, self._slots)
+            return self._typed(self.slots.values[int(whole.group(1))])
+        return fill_text(value, self.slots)
 
     def _typed(self, value: Any) -> Any:
         """A whole plain scalar: the value; a string that is a number's or a boolean's own
@@ -324,7 +345,7 @@ class SlotLoader(KubernetesLoader):
             header_end = end
         header = self._text[start:header_end]
         body = self._text[header_end:end]
-        filled = fill_text(body, self._slots)
+        filled = fill_text(body, self.slots)
         # the lines keep their columns, all right of the parent key's: a block under ``v``
         source = f"v: {header}{filled}"
         try:

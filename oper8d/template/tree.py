@@ -91,7 +91,12 @@ class TreeTemplate:
         shared = new_context(
             self._environment, None, {}, parent, True, cast(MutableMapping[str, Any], self._globals)
         )
-        return self._render(shared)
+        # one budget for all the strings, entered once (``LimitedSandbox.budget``)
+        budget = getattr(self._environment, "budget", None)
+        if budget is None:
+            return self._render(shared)
+        with budget(shared):
+            return self._render(shared)
 
 
 def _fresh_copies(value: Any) -> Callable[[], Any]:

@@ -4,6 +4,8 @@ what they must keep doing now that they copy less."""
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from oper8d.cluster.memory import MemoryCluster
-from oper8d.engine.deploy import HASH_ANNOTATION, DeployManager, content_hash, is_current
+from oper8d.engine.deploy import (
+    HASH_ANNOTATION,
+    AppliedMemory,
+    DeployManager,
+    content_hash,
+    is_current,
+    projection_digest,
+)
 
 CR = {
     "apiVersion": "demo.oper8d.io/v1alpha1",
@@ -187,3 +196,61 @@ def test_fields_the_server_adds_do_not_make_an_object_stale(
 ) -> None:
     live = {**copy.deepcopy(wanted), "defaulted": added}
     assert is_current(with_hash(wanted), with_hash(live))
+
+
+def projected(live: Any, wanted: Any) -> Any:
+    """The projection's definition: live's values at wanted's paths, marked where absent."""
+    if isinstance(wanted, dict):
+        if not isinstance(live, dict):
+            return "\x00absent" if live is None else live
+        return {k: projected(live[k], v) if k in live else "\x00absent" for k, v in wanted.items()}
+    if isinstance(wanted, list) and isinstance(live, list) and len(live) == len(wanted):
+        return [projected(a, b) for a, b in zip(live, wanted, strict=True)]
+    return live
+
+
+def digest_of(value: Any) -> str:
+    data = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(data.encode()).hexdigest()[:32]
+
+
+#: with numbers that are equal but print differently (1, 1.0, True; 0.0, -0.0)
+mixed = st.recursive(
+    st.one_of(scalars, st.sampled_from([0.0, -0.0, 1.0])),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from("xyz"), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@given(mixed, mixed)
+def test_the_digest_of_live_values_is_that_of_their_projection(wanted: Any, live: Any) -> None:
+    for pair in ((live, wanted), (copy.deepcopy(wanted), wanted)):
+        assert projection_digest(*pair) == digest_of(projected(*pair))
+
+
+def remembered_then_matched(wanted: Any, live: Any, later: Any) -> bool:
+    memory = AppliedMemory()
+    memory.remember(wanted, live)
+    return memory.matches(wanted, later)
+
+
+@given(mixed, mixed, mixed)
+def test_the_memory_matches_as_a_digest_of_every_apply_would(
+    wanted_spec: Any, live_spec: Any, later_spec: Any
+) -> None:
+    """Whatever it keeps, ``matches`` (asked when ``is_current`` fails) answers as the
+    digest of the live object at apply time compared with the live object now would."""
+    wanted = {**with_hash(wanted_spec), "kind": "ConfigMap"}
+    for live_value, later_value in ((live_spec, later_spec), (wanted_spec, later_spec)):
+        live = {**with_hash(copy.deepcopy(live_value)), "kind": "ConfigMap"}
+        live["metadata"]["uid"] = "u1"
+        later = {**with_hash(copy.deepcopy(later_value)), "kind": "ConfigMap"}
+        later["metadata"]["uid"] = "u1"
+        for now in (later, live):
+            if is_current(wanted, now):
+                continue
+            digest_then = digest_of(projected(live, wanted))
+            expected = digest_then == digest_of(projected(now, wanted))
+            assert remembered_then_matched(wanted, live, now) == expected

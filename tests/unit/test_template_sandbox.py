@@ -114,3 +114,52 @@ def test_a_template_cannot_change_the_context_other_templates_read():
     with pytest.raises(ConfigError):
         tree.render({"spec": spec})
     assert spec == {"replicas": 1, "labels": {}}
+
+
+def outcome(source: str, function: Any, limits: Any = None) -> str:
+    """What an expression calling ``f`` gives: its value, or the error's type and text."""
+    from oper8d.limits import Limits
+
+    engine = TemplateEngine(limits or Limits())
+    try:
+        return repr(engine.expression(source, POS).evaluate({"f": function, "items": [1, 2]}))
+    except ConfigError as err:
+        return f"{type(err).__name__}: {err.message}"
+
+
+def stops() -> None:
+    raise StopIteration
+
+
+CALLS = [
+    ("f(2)", lambda n: n * 3),
+    ("f(n=4)", lambda n: [n] * n),
+    ("[1, 2] | map('string') | list | join(f('-'))", lambda s: s),
+    ("items | map('string') | join(',') ~ f('x')", lambda s: s),
+    ("f()", stops),
+    ("f() ~ 'x'", stops),
+    ("f(1, 2)", lambda n: n),
+    ("f('x' * 50)", lambda s: s * 1000),
+    ("{% for i in items %}{{ f(i) }},{% endfor %}", lambda n: n + 1),
+]
+
+
+@pytest.mark.parametrize(("source", "function"), CALLS)
+def test_a_plain_callable_is_called_as_any_other_callable(source: str, function: Any) -> None:
+    """oper8d's own functions (``plain_callable``) skip checks that cannot apply to them;
+    what a template gets from them (values, undefined, errors, limits) is the same."""
+    from types import FunctionType
+
+    from oper8d.limits import Limits
+    from oper8d.template.sandbox import plain_callable
+
+    twin = FunctionType(
+        function.__code__,
+        function.__globals__,
+        function.__name__,
+        function.__defaults__,
+        function.__closure__,
+    )
+    plain_callable(twin)
+    for limits in (Limits(), Limits(string_bytes=1000)):
+        assert outcome(source, twin, limits) == outcome(source, function, limits)
