@@ -35,6 +35,10 @@ Renderer = Callable[[Context], Any]
 CompileString = Callable[[str, SourcePos], CompiledString]
 
 
+#: values that hold no template (``normalize`` makes every scalar one of these)
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
 def is_templated(text: str) -> bool:
     """Whether a string holds Jinja markup (comments alone do not count)."""
     return "{{" in text or "{%" in text
@@ -159,11 +163,27 @@ class _Planner:
         self.environment = compiled.template.environment
         return compiled
 
+    def _below(self, value: Any, path: Path, step: str | int) -> Renderer | None:
+        """``plan(value, (*path, step))``, building that path only where it is needed:
+        for a container, or a string holding a template (most strings hold none)."""
+        if type(value) is str:
+            if not is_templated(value):
+                return None
+            compiled = self._compile(value, (*path, step))
+            return compiled.render_in if compiled else None
+        if type(value) is dict or type(value) is list:
+            return self.plan(value, (*path, step))
+        return None if type(value) in _SCALARS else self.plan(value, (*path, step))
+
     def _plan_mapping(self, mapping: dict[Any, Any], path: Path) -> Renderer | None:
         entries: list[tuple[Any, CompiledString | None, Any, Renderer | None]] = []
         for key, value in mapping.items():
-            key_template = self._compile(key, (*path, key)) if isinstance(key, str) else None
-            entries.append((key, key_template, value, self.plan(value, (*path, key))))
+            key_template = (
+                self._compile(key, (*path, key))
+                if isinstance(key, str) and is_templated(key)
+                else None
+            )
+            entries.append((key, key_template, value, self._below(value, path, key)))
         if all(key_t is None and value_r is None for _, key_t, _, value_r in entries):
             return None
         if any(key_t is not None for _, key_t, _, _ in entries):
@@ -187,7 +207,7 @@ class _Planner:
         return render_mapping
 
     def _plan_list(self, items: list[Any], path: Path) -> Renderer | None:
-        renders = [self.plan(item, (*path, index)) for index, item in enumerate(items)]
+        renders = [self._below(item, path, index) for index, item in enumerate(items)]
         if all(render is None for render in renders):
             return None
         base = [None if render else item for item, render in zip(items, renders, strict=True)]

@@ -34,8 +34,51 @@ def normalize(value: Any, path: tuple[str | int, ...] = ()) -> Any:
     """``value`` as plain dicts, lists and built-in scalars (str/int/float/bool/None).
 
     YAML timestamps become ISO-8601 strings: Kubernetes objects are JSON, and Helm
-    keeps such values as strings too.
+    keeps such values as strings too. ``UnsupportedValue.path`` is ``path`` followed by
+    the path below it.
     """
+    try:
+        return _normalize(value)
+    except UnsupportedValue as exc:
+        exc.path = (*path, *exc.path)
+        raise
+
+
+#: types ``_normalize`` returns as they are (what the bundle loader makes, nearly always)
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+def _normalize(value: Any) -> Any:
+    # exact types first: the loader's plain data takes no ABC check and builds no paths
+    # (an error's path is put together on the way out)
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is dict:
+        out = {}
+        for k, v in value.items():
+            try:
+                out[k if type(k) is str else _normalize(k)] = (
+                    v if type(v) in _PLAIN else _normalize(v)
+                )
+            except UnsupportedValue as exc:
+                exc.path = (k, *exc.path)
+                raise
+        return out
+    if kind is list:
+        items = []
+        for i, v in enumerate(value):
+            try:
+                items.append(v if type(v) in _PLAIN else _normalize(v))
+            except UnsupportedValue as exc:
+                exc.path = (i, *exc.path)
+                raise
+        return items
+    return _normalize_other(value)
+
+
+def _normalize_other(value: Any) -> Any:
+    """Subclasses of the plain types, other mappings and sequences, dates."""
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, str):
@@ -45,12 +88,12 @@ def normalize(value: Any, path: tuple[str | int, ...] = ()) -> Any:
     if isinstance(value, float):
         return float(value)
     if isinstance(value, Mapping):
-        return {normalize(k, path): normalize(v, (*path, k)) for k, v in value.items()}
+        return _normalize(dict(value.items()))
     if isinstance(value, list | tuple):
-        return [normalize(v, (*path, i)) for i, v in enumerate(value)]
+        return _normalize(list(value))
     if isinstance(value, datetime.date):  # datetime.datetime is a subclass
         return value.isoformat()
-    raise UnsupportedValue(value, path)
+    raise UnsupportedValue(value, ())
 
 
 def copy_result(value: Any) -> Any:
