@@ -88,9 +88,11 @@ def mutate(new: Obj, old: Obj | None, allocate_cluster_ip: Callable[[], str]) ->
         for key, value in new.pop("stringData").items():
             data[key] = base64.b64encode(str(value).encode()).decode()
     if group == "" and kind == "Service":
-        spec = new.setdefault("spec", {})
-        if spec.get("type", "ClusterIP") == "ExternalName":
-            return
+        spec = new.get("spec")
+        if spec is None:  # absent or null: the apiserver decodes both as an empty spec
+            spec = new["spec"] = {}
+        if not isinstance(spec, dict) or spec.get("type", "ClusterIP") == "ExternalName":
+            return  # (a spec of another type is refused by check_values)
         previous = ((old or {}).get("spec") or {}).get("clusterIP")
         # a PUT without clusterIP keeps the allocated one, as the API server does
         ip = spec.get("clusterIP") or previous or allocate_cluster_ip()
@@ -192,7 +194,9 @@ def _check_string_map(obj: Obj, field: str, *, values_are_labels: bool) -> None:
                 f"must be a string, got {type(value).__name__} {value!r}; quote it in the template",
                 400,
             )
-        problem = label_key_problem(str(key)) or (values_are_labels and label_value_problem(value))
+        # (an annotation key is checked lower-cased, as the apiserver does: "A/b" is taken)
+        checked = str(key) if values_are_labels else str(key).lower()
+        problem = label_key_problem(checked) or (values_are_labels and label_value_problem(value))
         if problem:
             raise _invalid(obj, where, problem)
         size += len(str(key)) + len(value)

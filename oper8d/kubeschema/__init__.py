@@ -13,15 +13,16 @@ package data and CRD files); the engine and the CLI call it on every rendered ob
         print(f"{f.path}: {f.message}")  # spec.template.spec.containers[0].env[0].value: ...
     if result.warning: ...               # a kind without a known schema: not checked
 
-What ``validate`` checks: the apiVersion/kind is served (``extensions/v1beta1 Ingress`` is
-not), unknown fields at any depth (strict field validation), types (Go's decoder for
+What ``validate`` checks: the apiVersion/kind is served (``extensions/v1beta1 Ingress``
+is not), unknown fields at any depth (strict field validation), types (Go's decoder for
 built-in kinds: no float for an integer, no number for a string), int32/int64 ranges,
 required fields, enums, int-or-string, quantities, RFC 3339 times, base64 for ``byte``
-fields (Secret ``data``), ObjectMeta rules (name form per kind, labels, annotations),
-ConfigMap/Secret keys, duplicate keys of associative lists (as server-side apply refuses
-them), pod template labels, and for built-in kinds the common cross-field rules of the
-apiserver's Go validation (``kubeschema.semantic``: restart policies, HPA bounds, Ingress
-hosts, node ports, requests within limits, ...); for custom kinds also bounds, lengths,
+fields (Secret ``data``), ObjectMeta rules (name form per kind, labels, annotations,
+finalizer names), ConfigMap/Secret keys, duplicate keys of associative lists and
+duplicate items of sets (as server-side apply refuses them), pod template labels, and for
+built-in kinds the common cross-field rules of the apiserver's Go validation
+(``kubeschema.semantic``: restart policies, HPA bounds, Ingress hosts, node ports, a
+Service's ports, requests within limits, ...); for custom kinds also bounds, lengths,
 patterns, list types, junctors, ``x-kubernetes-preserve-unknown-fields`` and embedded
 resources. CEL rules (``x-kubernetes-validations``) and admission webhooks are not
 checked. See docs/kubernetes-schemas.md.

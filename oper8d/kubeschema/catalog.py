@@ -241,13 +241,14 @@ class KubeSchemas:
             return self._unknown(api_version, kind)
         root.check(obj, (), errors)
         group = group_of(api_version)
-        meta_problems(group, kind, obj.get("metadata"), ("metadata",), errors)
+        source = self._kinds[(api_version, kind)][1]
+        builtin = isinstance(source, str)
+        meta_problems(group, kind, obj.get("metadata"), ("metadata",), errors, builtin)
         keys = _CONFIG_KEYS.get((group, kind))
         if keys:
             config_key_problems(obj, keys, errors)
         if (group, kind) in SELECTING_KINDS and not errors:
             selector_problems(obj, errors)
-        source = self._kinds[(api_version, kind)][1]
         if isinstance(source, str):  # a built-in kind: the Go validation's cross-field rules
             self._semantic.check(group, kind, source, obj, errors)
         return _validation(errors)

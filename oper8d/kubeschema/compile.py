@@ -10,7 +10,8 @@ Built-in and custom schemas differ where the apiserver treats them differently:
   are Go ints (a float is refused); the ``enum`` of an optional field also accepts ``""``,
   which the Go types decode as unset and the apiserver defaults (``imagePullPolicy: ""``),
   but a required one does not (``pathType: ""``); a null list item is an empty object;
-  a list of type ``map`` refuses duplicate keys, as server-side apply does;
+  a list of type ``map`` refuses duplicate keys and one of type ``set`` duplicate items,
+  as server-side apply does;
 - custom: an ``object`` without properties keeps nothing, so any field in it is unknown
   unless ``x-kubernetes-preserve-unknown-fields``; bounds, patterns, list types and
   ``allOf``/``anyOf``/``oneOf``/``not`` are checked; ``x-kubernetes-validations`` (CEL)
@@ -112,7 +113,7 @@ class Compiler:
         if not self.builtin:
             node.extra = (*node.extra, *constraints.value_checks(schema, self))
         elif isinstance(node, ArrayNode):
-            unique = constraints.list_map_check(schema)
+            unique = constraints.list_map_check(schema) or constraints.list_set_check(schema)
             if unique is not None:
                 node.extra = (*node.extra, unique)
         if "enum" in schema and not isinstance(node, ObjectNode | ArrayNode):

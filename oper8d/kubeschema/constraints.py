@@ -143,6 +143,29 @@ def list_map_check(schema: Mapping[str, Any]) -> Check | None:
     return check
 
 
+def list_set_check(schema: Mapping[str, Any]) -> Check | None:
+    """A built-in list of type ``set`` (an object's ``finalizers``, a flow schema's
+    ``verbs``): server-side apply refuses a value given twice ("duplicate entries for key
+    [=\"example.com/a\"]"), although a POST takes it."""
+    if schema.get("x-kubernetes-list-type") != "set":
+        return None
+
+    def check(value: Any, path: Path, errors: Errors) -> None:
+        if not isinstance(value, list) or len(value) < 2:
+            return
+        seen: set[Any] = set()
+        for i, item in enumerate(value):
+            if item is None or isinstance(item, dict | list):
+                continue  # a null or malformed item: the type check reports it
+            if item in seen:
+                shown = json.dumps(item, default=str)
+                message = f"duplicate entries for key [={shown}] (server-side apply refuses them)"
+                errors.append(((*path, i), f"Duplicate value: {message}"))
+            seen.add(item)
+
+    return check
+
+
 def _junctor_checks(schema: Mapping[str, Any], compiler: Compiler) -> list[Check]:
     checks: list[Check] = []
     for branch in schema.get("allOf") or ():

@@ -4,19 +4,22 @@ Used by ``kubeschema.catalog`` for every object, by embedded resources and (labe
 annotations only) by ``kubeschema.semantic`` for pod templates: a name (or
 generateName) is required and must have the form its kind demands, namespaces are DNS
 labels, label keys and values and annotation keys are qualified names, annotations stay
-under 256 KiB, ConfigMap/Secret keys are valid config keys, and a workload's selector
-selects its own pod template. Messages are
-apimachinery's, so an author who has seen the apiserver's error recognises ours.
+under 256 KiB, finalizers are qualified names (and, on a built-in kind, a standard name or
+one with a ``domain/`` prefix; never both ``orphan`` and ``foregroundDeletion``),
+ConfigMap/Secret keys are valid config keys, and a workload's selector selects its own
+pod template. Messages are apimachinery's, so an author who has seen the apiserver's error
+recognises ours.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from oper8d.kubeschema.messages import Errors, MapKey, Path
+from oper8d.kubeschema.messages import Errors, MapKey, Path, show_value
 
 _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_LABEL = re.compile(_LABEL)
@@ -26,6 +29,9 @@ _QUALIFIED = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 _CONFIG_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 _TOTAL_ANNOTATIONS = 256 * 1024
+#: finalizer names a built-in kind takes without a ``domain/`` prefix
+STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+_ORPHAN, _FOREGROUND = "orphan", "foregroundDeletion"
 
 _SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
@@ -115,8 +121,11 @@ def qualified_name_problem(key: str) -> str | None:
     return None if _QUALIFIED.fullmatch(name) else _QUALIFIED_MSG
 
 
-def meta_problems(group: str, kind: str, meta: Any, path: Path, errors: Errors) -> None:
-    """Append the ObjectMeta problems of one object's ``metadata`` (at ``path``)."""
+def meta_problems(
+    group: str, kind: str, meta: Any, path: Path, errors: Errors, builtin: bool = True
+) -> None:
+    """Append the ObjectMeta problems of one object's ``metadata`` (at ``path``);
+    ``builtin``: a built-in kind, whose finalizers follow the stricter rule."""
     if not isinstance(meta, dict):
         meta = {}
     name, generate = meta.get("name"), meta.get("generateName")
@@ -133,6 +142,32 @@ def meta_problems(group: str, kind: str, meta: Any, path: Path, errors: Errors) 
         if problem:
             errors.append(((*path, "namespace"), f'Invalid value: "{namespace}": {problem}'))
     label_annotation_problems(meta, path, errors)
+    finalizer_problems(meta.get("finalizers"), (*path, "finalizers"), builtin, errors)
+
+
+def finalizer_problems(finalizers: Any, path: Path, builtin: bool, errors: Errors) -> None:
+    """Append the problems of an ObjectMeta's ``finalizers`` (at ``path``): each a
+    qualified name (a null item counts as ``""``, as the apiserver decodes it); on a
+    built-in kind a name without ``/`` must be a standard one (a custom resource's only
+    draws a warning on the apiserver); ``orphan`` and ``foregroundDeletion`` exclude each
+    other. Duplicates are the schema check's (server-side apply refuses a set's)."""
+    if not isinstance(finalizers, list):
+        return  # absent, or of the wrong type: the schema check reports that
+    for i, name in enumerate(finalizers):
+        if name is None:
+            name = ""
+        if not isinstance(name, str):
+            continue
+        problem = qualified_name_problem(name)
+        if problem:
+            errors.append(((*path, i), f"Invalid value: {show_value(name)}: {problem}"))
+        elif builtin and "/" not in name and name not in STANDARD_FINALIZERS:
+            message = "name is neither a standard finalizer name nor is it fully qualified"
+            errors.append(((*path, i), f"Invalid value: {show_value(name)}: {message}"))
+    if _ORPHAN in finalizers and _FOREGROUND in finalizers:
+        shown = json.dumps(finalizers, separators=(",", ":"), default=str)
+        message = f"finalizer {_ORPHAN} and {_FOREGROUND} cannot be both set"
+        errors.append((path, f"Invalid value: {shown}: {message}"))
 
 
 def label_annotation_problems(meta: dict[str, Any], path: Path, errors: Errors) -> None:
@@ -206,7 +241,7 @@ def _selects(selector: dict[str, Any], labels: dict[str, Any]) -> bool | None:
     match = selector.get("matchLabels") or {}
     if not isinstance(match, dict):
         return None
-    if any(labels.get(k) != v for k, v in match.items()):
+    if any(k not in labels or _text(labels[k]) != _text(v) for k, v in match.items()):
         return False
     for expr in selector.get("matchExpressions") or ():
         if not isinstance(expr, dict):
@@ -222,3 +257,8 @@ def _selects(selector: dict[str, Any], labels: dict[str, Any]) -> bool | None:
         if op == "DoesNotExist" and key in labels:
             return False
     return True
+
+
+def _text(value: Any) -> Any:
+    """A label value as the apiserver decodes it: null is ``""``."""
+    return "" if value is None else value

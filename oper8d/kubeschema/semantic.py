@@ -113,12 +113,17 @@ def _ingress(obj: dict[str, Any], errors: Errors) -> None:
 
 def _service(obj: dict[str, Any], errors: Errors) -> None:
     spec = obj.get("spec")
+    if spec is None:  # absent or null: the apiserver decodes both as an empty spec
+        spec = {}
     if not isinstance(spec, dict):
         return
     ports: list[Any] = spec["ports"] if isinstance(spec.get("ports"), list) else []
     kind = spec.get("type") or "ClusterIP"
     if kind == "ExternalName" and not spec.get("externalName"):
         errors.append((("spec", "externalName"), "Required value"))
+    headless = spec.get("clusterIP") == "None"
+    if spec.get("ports") in (None, []) and kind != "ExternalName" and not headless:
+        errors.append((("spec", "ports"), "Required value"))
     names: set[str] = set()
     low, high = NODE_PORTS
     for i, port in enumerate(ports):

@@ -266,6 +266,38 @@ def test_validator_agrees_with_the_apiserver_on_a_custom_resource(
     _agree_in_memory(envtest, custom, obj)
 
 
+#: a custom resource's finalizers, judged by a server-side apply (what oper8d sends)
+WIDGET_FINALIZERS = [
+    (["foo"], False),  # the apiserver only warns (a built-in kind refuses it)
+    (["kubernetes"], False),
+    (["example.com/x"], False),
+    (["Example.com/x"], True),
+    (["a b"], True),
+    (["orphan", "foregroundDeletion"], True),
+    (["example.com/a", "example.com/a"], True),  # a POST takes it, an apply does not
+]
+
+
+@pytest.mark.parametrize(
+    ("finalizers", "expected"), WIDGET_FINALIZERS, ids=[str(f) for f, _ in WIDGET_FINALIZERS]
+)
+def test_validator_agrees_with_the_apiserver_on_custom_resource_finalizers(
+    envtest: Environment,
+    schemas: KubeSchemas,
+    widget_crd: dict[str, Any],
+    finalizers: list[str],
+    expected: bool,
+) -> None:
+    custom = schemas.with_crds([widget_crd])
+    obj = _widget()
+    obj["metadata"]["finalizers"] = finalizers
+    rejected, answer = _apiserver_apply_rejects(envtest, custom, obj)
+    ours = custom.validate(obj)
+    assert rejected == expected, f"the case is wrong: {answer}"
+    assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
+    _agree_in_memory(envtest, custom, obj, apply=True)
+
+
 def _positions(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Every value's path in an object, except its identity (apiVersion, kind, name)."""
     out = [path] if path else []

@@ -672,6 +672,136 @@ SEMANTIC_CASES: list[Case] = [
         "spec.ports[1].name",
     ),
 ]
+
+
+def _configmap(**meta: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "conf", "namespace": "default", **meta},
+    }
+
+
+def _bare_service(spec: Any) -> dict[str, Any]:
+    """A Service with exactly ``spec`` (``...``: no spec at all)."""
+    obj: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web", "namespace": "default"},
+    }
+    if spec is not ...:
+        obj["spec"] = spec
+    return obj
+
+
+_FINALIZERS = "metadata.finalizers"
+#: what a real apiserver (1.34) answered, probed for the tester's report: Service ports,
+#: finalizer names (built-in kind), annotation key case, a null selector value
+FIDELITY_CASES: list[Case] = [
+    Case("service without spec", _bare_service(...), True, "spec.ports"),
+    Case("service null spec", _bare_service(None), True, "spec.ports"),
+    Case("service empty spec", _bare_service({}), True, "spec.ports"),
+    Case("service without ports", _service(ports=[]), True, "spec.ports"),
+    Case("service null ports", _service(ports=None), True, "spec.ports"),
+    Case(
+        "node port service without ports", _service(type="NodePort", ports=[]), True, "spec.ports"
+    ),
+    Case(
+        "load balancer service without ports",
+        _bare_service({"type": "LoadBalancer"}),
+        True,
+        "spec.ports",
+    ),
+    Case("headless service without ports", _bare_service({"clusterIP": "None"}), False),
+    Case(
+        "headless service with selector without ports",
+        _service(clusterIP="None", ports=[]),
+        False,
+    ),
+    Case(
+        "external name service without ports",
+        _bare_service({"type": "ExternalName", "externalName": "db.example.com"}),
+        False,
+    ),
+    Case("annotation key upper-case prefix", _configmap(annotations={"A/b": "x"}), False),
+    Case(
+        "annotation key upper-case domain",
+        _configmap(annotations={"Example.COM/Key": "x"}),
+        False,
+    ),
+    Case(
+        "annotation key bad prefix",
+        _configmap(annotations={"A_/b": "x"}),
+        True,
+        "metadata.annotations[A_/b]",
+    ),
+    Case(
+        "label key upper-case prefix",
+        _configmap(labels={"A/b": "x"}),
+        True,
+        "metadata.labels[A/b]",
+    ),
+    Case("finalizer unqualified", _configmap(finalizers=["foo"]), True, f"{_FINALIZERS}[0]"),
+    Case(
+        "finalizer domain without path",
+        _configmap(finalizers=["example.com"]),
+        True,
+        f"{_FINALIZERS}[0]",
+    ),
+    Case(
+        "finalizer upper-case prefix",
+        _configmap(finalizers=["example.com/a", "Example.com/x"]),
+        True,
+        f"{_FINALIZERS}[1]",
+    ),
+    Case("finalizer two slashes", _configmap(finalizers=["a/b/c"]), True, f"{_FINALIZERS}[0]"),
+    Case("finalizer empty", _configmap(finalizers=[""]), True, f"{_FINALIZERS}[0]"),
+    Case("finalizer null", _configmap(finalizers=[None]), True, f"{_FINALIZERS}[0]"),
+    Case("finalizer qualified", _configmap(finalizers=["example.com/x"]), False),
+    Case("finalizer kubernetes.io", _configmap(finalizers=["kubernetes.io/pv-protection"]), False),
+    Case("finalizer kubernetes", _configmap(finalizers=["kubernetes"]), False),
+    Case("finalizer orphan", _configmap(finalizers=["orphan"]), False),
+    Case("finalizer foreground", _configmap(finalizers=["foregroundDeletion"]), False),
+    Case(
+        "finalizers orphan and foreground",
+        _configmap(finalizers=["orphan", "foregroundDeletion"]),
+        True,
+        _FINALIZERS,
+    ),
+    Case(
+        "duplicate finalizers applied",
+        _configmap(finalizers=["example.com/a", "example.com/a"]),
+        True,
+        f"{_FINALIZERS}[1]",
+        apply=True,
+    ),
+    Case(
+        "duplicate standard finalizers applied",
+        _configmap(finalizers=["orphan", "orphan"]),
+        True,
+        f"{_FINALIZERS}[1]",
+        apply=True,
+    ),
+    Case(
+        "duplicate set item applied",
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSIDriver",
+            "metadata": {"name": "csi.example.com"},
+            "spec": {"volumeLifecycleModes": ["Persistent", "Persistent"]},
+        },
+        True,
+        "spec.volumeLifecycleModes[1]",
+        apply=True,
+    ),
+    Case(
+        "selector null value the template lacks",
+        _with(deployment(), "spec.selector.matchLabels", {"app": "web", "x": None}),
+        True,
+        "spec.template.metadata.labels",
+    ),
+]
+SEMANTIC_CASES += FIDELITY_CASES
 CASES += SEMANTIC_CASES
 
 

@@ -163,7 +163,7 @@ def test_objects_are_stored_with_map_keys_in_the_api_servers_order() -> None:
             "apiVersion": "v1",
             "kind": "Service",
             "metadata": meta,
-            "spec": {"type": "ClusterIP", "ports": []},
+            "spec": {"type": "ClusterIP", "ports": [{"port": 80}]},
         },
         field_manager="t",
     )

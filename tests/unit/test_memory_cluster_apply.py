@@ -14,6 +14,7 @@ def cluster() -> MemoryCluster:
 
 
 def service(**spec: object) -> dict:
+    spec.setdefault("ports", [{"port": 80}])  # (the apiserver refuses a Service without)
     return {
         "apiVersion": "v1",
         "kind": "Service",
