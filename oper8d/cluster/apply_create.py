@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from oper8d.cluster.admission import unknown_fields
-from oper8d.cluster.defaults import fill_item_keys, fill_key_defaults
+from oper8d.cluster.defaults import decode_string_map, fill_item_keys, fill_key_defaults
 from oper8d.cluster.fields import Owners, Path
 from oper8d.cluster.listtypes import Shape, item_id
 
@@ -51,6 +51,8 @@ def _walk(
     fields into ``unknown`` (at the field path ``at``, list items by index), the key
     defaults of its lists filled in and, with ``strip`` (outside lists, where the merge
     would drop them), its nulls dropped."""
+    if shape.string_map:  # (its nulls are "" then, never dropped)
+        decode_string_map(tree)
     nulls = []
     stored = shape.stored
     for k, v in tree.items():

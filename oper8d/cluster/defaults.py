@@ -34,13 +34,17 @@ from oper8d.kubeschema import KubeSchemas
 __all__ = [
     "apply_defaults",
     "apply_status_defaults",
+    "decode_string_map",
     "fill_item_keys",
     "fill_key_defaults",
 ]
 
 
 def fill_key_defaults(tree: dict[str, Any], shape: Shape) -> None:
-    """Set the defaulted key fields of map-list items in ``tree`` (in place)."""
+    """Set the defaulted key fields of map-list items in ``tree`` (in place), and read a
+    null in a built-in string map as "" (``decode_string_map``)."""
+    if shape.string_map:
+        decode_string_map(tree)
     for key, value in tree.items():
         sub = shape.field(key)
         if type(value) is dict:
@@ -54,6 +58,15 @@ def fill_key_defaults(tree: dict[str, Any], shape: Shape) -> None:
                 if key_defaults:
                     fill_item_keys(item, key_defaults)
                 fill_key_defaults(item, items)
+
+
+def decode_string_map(tree: dict[str, Any]) -> None:
+    """A null value of a built-in ``map[string]string`` becomes "" (in place), as Go's
+    decoding makes it before the apiserver merges, checks or stores the write: ``{a:
+    null}`` in labels, data or a selector is the key ``a`` with an empty value."""
+    for key, value in tree.items():
+        if value is None:
+            tree[key] = ""
 
 
 def fill_item_keys(item: dict[str, Any], key_defaults: tuple[tuple[str, Any], ...]) -> None:

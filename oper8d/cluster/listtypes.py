@@ -55,6 +55,7 @@ class Shape:
         "_schema",
         "_stored",
         "atomic_map",
+        "string_map",
     )
 
     def __init__(
@@ -74,6 +75,15 @@ class Shape:
         #: a map replaced whole by server-side apply (a label selector)
         self.atomic_map = self._schema is not None and (
             self._schema.get("x-kubernetes-map-type") == "atomic"
+        )
+        values = self._schema.get("additionalProperties") if self._schema is not None else None
+        #: a built-in ``map[string]string`` (labels, a ConfigMap's data, a selector...): the
+        #: apiserver decodes a null value in it as "" (a custom resource's stays null)
+        self.string_map = (
+            self._builtin
+            and isinstance(values, Mapping)
+            and values.get("type") == "string"
+            and "format" not in values
         )
 
     def stored(self, name: str) -> Shape | None:

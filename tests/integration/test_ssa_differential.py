@@ -574,3 +574,41 @@ def test_an_item_without_its_defaulted_key_is_the_item_with_the_default_alike(
     ]
     problems = compare(real, steps, crds=(KEYED_CRD,))
     assert not problems, problems[0]
+
+
+def _null_valued_string_maps(namespace: str, name: str) -> list[Obj]:
+    meta = {"name": name, "namespace": namespace, "labels": {"a": None, "b": "x"}}
+    labels = {"app": name, "x": None}
+    pod_spec = {"containers": [{"name": "app", "image": "nginx:1"}], "nodeSelector": {"n": None}}
+    return [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"a": None, "b": "x"}},
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": meta,
+            "spec": {"selector": {"a": None, "b": "x"}, "ports": [{"port": 80}]},
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": meta,
+            "spec": {
+                "selector": {"matchLabels": labels},
+                "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+            },
+        },
+    ]
+
+
+@pytest.mark.parametrize("which", range(3), ids=["configmap", "service", "deployment"])
+def test_a_null_in_a_string_map_is_an_empty_string_alike(
+    real: KubeCluster, namespace: str, which: int
+) -> None:
+    """Labels, a ConfigMap's data, a selector, a nodeSelector: the apiserver decodes a
+    null value there as "" (the in-memory cluster dropped it, kept null, or refused the
+    Deployment's selector)."""
+    obj = _null_valued_string_maps(namespace, f"nulls-{next(_names)}")[which]
+    changed = copy.deepcopy(obj)
+    changed["metadata"]["labels"] = {"b": None}
+    problems = compare(real, [("op", obj), ("op", obj), ("other", changed)])
+    assert not problems, problems[0]
