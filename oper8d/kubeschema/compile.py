@@ -176,6 +176,10 @@ class Compiler:
             else:
                 optional = key not in node.required
                 node.props[key] = self.node(sub, strict=strict, optional=optional)
+        if not self.builtin:
+            node.nulls_refused = frozenset(
+                key for key, sub in props.items() if _null_refused(sub) and key in node.props
+            )
         if embedded and not self.builtin:
             if self.object_meta is not None:
                 node.props["metadata"] = self.object_meta
@@ -183,3 +187,15 @@ class Compiler:
             node.props.setdefault("kind", StringNode(None))
             node.embedded = self.embedded
         return node
+
+
+def _null_refused(schema: Any) -> bool:
+    """Whether the apiserver refuses ``null`` as a custom resource's value of a property
+    with this schema: a typed one that is neither ``nullable`` nor defaulted (a null
+    there is pruned and the default applied)."""
+    return (
+        isinstance(schema, Mapping)
+        and not schema.get("nullable")
+        and "default" not in schema
+        and (isinstance(schema.get("type"), str) or bool(schema.get("x-kubernetes-int-or-string")))
+    )

@@ -7,9 +7,11 @@ strings where the schema says string. Paths (``kubeschema.messages``) are built 
 deep as the walk goes, and a valid leaf costs one type lookup in its parent (its node's
 ``fast_types``), which keeps a Deployment near 15 µs.
 
-Null follows the apiserver: a built-in kind's Go decoder takes ``null`` as "unset", and a
-custom resource's non-nullable nulls are pruned, so ``null`` is accepted except as the
-value of a required field or, in a custom resource, a non-nullable list item.
+Null follows the apiserver: a built-in kind's Go decoder takes ``null`` as "unset", so
+``null`` is accepted there except as the value of a required field. A custom resource's
+``null`` is pruned where the property has a ``default:`` (which then applies) and kept
+where it is ``nullable``; anywhere else (a typed property, a map's value, a list item) it
+is refused as the wrong type, as the apiserver does.
 """
 
 from __future__ import annotations
@@ -285,6 +287,7 @@ class ObjectNode(Node):
         "_table",
         "additional",
         "embedded",
+        "nulls_refused",
         "objects_only",
         "preserve",
         "props",
@@ -302,6 +305,8 @@ class ObjectNode(Node):
         #: False for an untyped junctor branch (``required: [a]``): non-objects pass
         self.objects_only = True
         self.embedded: Callable[[dict[str, Any], Path, Errors], None] | None = None
+        #: properties whose ``null`` is refused (custom resources: ``compile._null_refused``)
+        self.nulls_refused: frozenset[str] = frozenset()
         self._table: tuple[dict[str, tuple[Node, frozenset[type]]], frozenset[type]] | None = None
 
     def _build_table(self) -> tuple[dict[str, tuple[Node, frozenset[type]]], frozenset[type]]:
@@ -323,7 +328,10 @@ class ObjectNode(Node):
         for key, item in value.items():
             entry = table.get(key)
             if entry is not None:
-                if item is not None and type(item) not in entry[1]:
+                if item is None:
+                    if key in self.nulls_refused:
+                        entry[0].check(item, (*path, key), errors)
+                elif type(item) not in entry[1]:
                     entry[0].check(item, (*path, key), errors)
             elif additional is not None:
                 if type(item) not in add_fast:
