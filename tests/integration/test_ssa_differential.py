@@ -394,48 +394,49 @@ _ITEM = {
         "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
     },
 }
-GADGET_CRD: Obj = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": f"gadgets.{GROUP}"},
-    "spec": {
-        "group": GROUP,
-        "scope": "Namespaced",
-        "names": {"kind": "Gadget", "plural": "gadgets", "singular": "gadget"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {
-                                "type": "object",
-                                "properties": {
-                                    "items": {
-                                        "type": "array",
-                                        "x-kubernetes-list-type": "map",
-                                        "x-kubernetes-list-map-keys": ["name"],
-                                        "items": _ITEM,
-                                    },
-                                    "names": {
-                                        "type": "array",
-                                        "x-kubernetes-list-type": "set",
-                                        "items": {"type": "string"},
-                                    },
-                                    "plain": {"type": "array", "items": {"type": "string"}},
-                                    "mode": {"type": "string"},
-                                },
-                            }
-                        },
-                    }
-                },
-            }
-        ],
+
+
+def _crd(kind: str, plural: str, spec_properties: Obj) -> Obj:
+    """A namespaced CRD of ``GROUP`` serving v1, whose ``spec`` holds ``spec_properties``."""
+    spec_schema = {"type": "object", "properties": spec_properties}
+    version = {
+        "name": "v1",
+        "served": True,
+        "storage": True,
+        "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec_schema}}},
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{GROUP}"},
+        "spec": {
+            "group": GROUP,
+            "scope": "Namespaced",
+            "names": {"kind": kind, "plural": plural, "singular": kind.lower()},
+            "versions": [version],
+        },
+    }
+
+
+GADGET_CRD = _crd(
+    "Gadget",
+    "gadgets",
+    {
+        "items": {
+            "type": "array",
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name"],
+            "items": _ITEM,
+        },
+        "names": {
+            "type": "array",
+            "x-kubernetes-list-type": "set",
+            "items": {"type": "string"},
+        },
+        "plain": {"type": "array", "items": {"type": "string"}},
+        "mode": {"type": "string"},
     },
-}
+)
 
 _WORDS = st.sampled_from(["a", "b", "c", "d"])
 _GADGET_ITEMS = st.lists(
@@ -493,49 +494,26 @@ def test_generated_custom_resources_apply_alike(
 
 # -- a custom resource whose list items are keyed by a field with a default -----------------
 
-KEYED_CRD: Obj = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": f"widgets.{GROUP}"},
-    "spec": {
-        "group": GROUP,
-        "scope": "Namespaced",
-        "names": {"kind": "Widget", "plural": "widgets", "singular": "widget"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {
-                                "type": "object",
-                                "properties": {
-                                    "items": {
-                                        "type": "array",
-                                        "x-kubernetes-list-type": "map",
-                                        "x-kubernetes-list-map-keys": ["name", "port"],
-                                        "items": {
-                                            "type": "object",
-                                            "required": ["name"],
-                                            "properties": {
-                                                "name": {"type": "string"},
-                                                "port": {"type": "integer", "default": 80},
-                                                "value": {"type": "string"},
-                                            },
-                                        },
-                                    }
-                                },
-                            }
-                        },
-                    }
+KEYED_CRD = _crd(
+    "Widget",
+    "widgets",
+    {
+        "items": {
+            "type": "array",
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name", "port"],
+            "items": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "port": {"type": "integer", "default": 80},
+                    "value": {"type": "string"},
                 },
-            }
-        ],
+            },
+        }
     },
-}
+)
 
 
 @pytest.fixture(scope="module")
