@@ -21,7 +21,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.clock import Clock, SystemClock
@@ -35,7 +35,6 @@ from oper8d.engine.deploy import (
     component_of,
     inventory_of,
 )
-from oper8d.engine.fingerprint import ChangeTracker, bundle_digest, cr_fingerprint
 from oper8d.engine.inputs import CrInputs, read_config_maps, resolve_inputs
 from oper8d.engine.kubecheck import KindWarnings
 from oper8d.engine.missing import SchemaSource
@@ -47,6 +46,9 @@ from oper8d.errors import ClusterError, ConfigError, ReconcileError
 from oper8d.kubeschema import KubeSchemas
 from oper8d.logs import current_reconcile, redact
 from oper8d.objects import Obj
+
+if TYPE_CHECKING:  # (imported where used: offline runs and dry runs skip nothing)
+    from oper8d.engine.fingerprint import ChangeTracker
 
 log = logging.getLogger("oper8d.reconcile")
 
@@ -110,7 +112,11 @@ class Reconciler:
         self._applied = AppliedMemory()
         self._schemas = self.options.schemas or KubeSchemas.builtin()
         self._kind_warnings = KindWarnings()
-        self._digest = bundle_digest(bundle) if self.options.changes is not None else ""
+        self._digest = ""
+        if self.options.changes is not None:
+            from oper8d.engine.fingerprint import bundle_digest
+
+            self._digest = bundle_digest(bundle)
 
     # -- entry ---------------------------------------------------------------------------
     def reconcile(self, namespace: str | None, name: str) -> ReconcileResult:
@@ -129,6 +135,8 @@ class Reconciler:
         changes = self.options.changes
         if changes is None:
             return self._reconcile_live(cr)
+        from oper8d.engine.fingerprint import cr_fingerprint
+
         uid = str(meta.get("uid") or "")
         fingerprint = cr_fingerprint(cr, self._digest)
         if changes.unchanged(uid, fingerprint):
