@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,15 +108,17 @@ PROCESS_MODES = ("cache off (OPER8D_NO_CACHE=1)", "cold cache", "warm cache")
 
 
 def bench_process(
-    *, components: int = 50, repeat: int = 10, baseline: Path | None = None
+    *, components: int = 50, repeat: int = 10, baselines: Sequence[Path] = ()
 ) -> list[Row]:
     """``python -m oper8d render BUNDLE --cr CR`` of a generated bundle (``chain``, as
     ``gen.py`` writes by default), a fresh process per run, from the repository root.
 
     The three modes of ``PROCESS_MODES`` run in turn in every round, so load on a shared
     machine hits them alike; the cache lives in a temporary ``XDG_CACHE_HOME``. With
-    ``baseline`` (another checkout of oper8d), each round also runs the same command from
-    that folder, whose ``oper8d`` it then imports, cache off and warm (its own cache).
+    ``baselines`` (other checkouts of oper8d), each round also runs the same command from
+    each of those folders, whose ``oper8d`` it then imports, cache off and warm (their own
+    caches). Each row also gives the least CPU time of its runs: on a shared host that
+    swings from minute to minute it is the steadier number.
     CPU time is the child's user + system time (``RUSAGE_CHILDREN``). Python writes and
     reuses compiled bytecode (``PYTHONDONTWRITEBYTECODE`` is unset for the children), as an
     installed package has it; one untimed run per mode warms it and the file system cache."""
@@ -135,14 +138,14 @@ def bench_process(
         }
         here = Path(__file__).resolve().parent.parent
         runs = {mode: (here, envs[mode]) for mode in PROCESS_MODES}
-        if baseline is not None:
-            # its own cache folder: the two checkouts' store files must not replace each other
-            warm = {**envs[PROCESS_MODES[2]], "XDG_CACHE_HOME": str(root / "baseline-cache")}
-            runs = {
-                f"baseline {baseline}: cache off": (baseline, envs[PROCESS_MODES[0]]),
-                f"baseline {baseline}: warm cache": (baseline, warm),
-                **runs,
-            }
+        others: dict[str, tuple[Path, dict[str, str]]] = {}
+        for number, baseline in enumerate(baselines):
+            # its own cache folder: the checkouts' store files must not replace each other
+            cache_of = str(root / f"baseline-cache-{number}")
+            warm = {**envs[PROCESS_MODES[2]], "XDG_CACHE_HOME": cache_of}
+            others[f"baseline {baseline}: cache off"] = (baseline, envs[PROCESS_MODES[0]])
+            others[f"baseline {baseline}: warm cache"] = (baseline, warm)
+        runs = {**others, **runs}
         outputs = {mode: _run_process(command, *runs[mode])[2] for mode in runs}
         if len(set(outputs.values())) != 1:
             raise RuntimeError("oper8d render printed different output with the cache")
@@ -161,7 +164,7 @@ def bench_process(
             f"{label}: {mode}",
             Samples(tuple(wall[mode]), tuple(cpu[mode])),
             "ms",
-            {"objects": str(generated.objects)},
+            {"CPU min": f"{1000 * min(cpu[mode]):.1f} ms", "objects": str(generated.objects)},
         )
         for mode in runs
     ]
@@ -343,7 +346,7 @@ def _ruamel_flavour() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m benchmarks.bench_render [--components N] [--repeat N] [--baseline DIR]
+    """``python -m benchmarks.bench_render [--components N] [--repeat N] [--baseline DIR]...
     [--stages]``: the whole-process render benchmark (or its steps), as a markdown table."""
     import argparse
 
@@ -353,7 +356,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--components", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument(
-        "--baseline", type=Path, help="another oper8d checkout to measure in the same rounds"
+        "--baseline",
+        type=Path,
+        action="append",
+        default=[],
+        help="another oper8d checkout to measure in the same rounds (repeatable)",
     )
     parser.add_argument(
         "--stages", action="store_true", help="where a warm render's CPU time goes, by step"
@@ -362,7 +369,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.stages:
         rows = bench_stages(components=args.components, repeat=args.repeat)
     else:
-        rows = bench_process(components=args.components, repeat=args.repeat, baseline=args.baseline)
+        rows = bench_process(
+            components=args.components, repeat=args.repeat, baselines=args.baseline
+        )
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average before: {load}\n")
     print(table(rows))
