@@ -45,7 +45,6 @@ from oper8d.errors import SourcePos
 _CLoader: Any = getattr(yaml, "CSafeLoader", None)
 
 PathKey = tuple[str | int, ...]
-Positions = dict[PathKey, SourcePos]
 #: path -> (line, column), both 1-based: positions before they become ``SourcePos``es
 RawPositions = dict[PathKey, tuple[int, int]]
 #: ``(data, positions, key_positions)`` of one document, made only of what ``marshal``
@@ -107,7 +106,7 @@ def fast_load(
     if parsed is None:
         return None
     data, positions, key_positions = parsed
-    return data, source_positions(file, positions), source_positions(file, key_positions)
+    return data, SourcePositions(file, positions), SourcePositions(file, key_positions)
 
 
 def fast_parse(text: str, max_depth: int) -> Parsed | None:
@@ -134,11 +133,10 @@ class SourcePositions(Mapping[PathKey, SourcePos]):
         self._made: dict[PathKey, SourcePos] = {}
 
     def __getitem__(self, path: PathKey) -> SourcePos:
-        made = self._made.get(path)
+        made = self.get(path)
         if made is None:
-            line, col = self.raw[path]
-            made = self._made[path] = SourcePos(self._file, line, col)
-        return made
+            raise KeyError(path)
+        return made  # type: ignore[no-any-return]
 
     def get(self, path: PathKey, default: Any = None) -> Any:  # (no KeyError round trip)
         made = self._made.get(path)
@@ -164,11 +162,6 @@ class SourcePositions(Mapping[PathKey, SourcePos]):
             if len(path) >= prefix_length:
                 groups.setdefault(path[:prefix_length], {})[path[prefix_length:]] = at
         return {prefix: SourcePositions(self._file, raw) for prefix, raw in groups.items()}
-
-
-def source_positions(file: str, raw: RawPositions) -> SourcePositions:
-    """``raw`` as the ``SourcePos``es of ``file``."""
-    return SourcePositions(file, raw)
 
 
 def _build(text: str, max_depth: int) -> Parsed:

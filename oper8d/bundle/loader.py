@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Protocol
 
-from oper8d.bundle.fastyaml import Parsed, fast_parse, source_positions
+from oper8d.bundle.fastyaml import Parsed, RawPositions, SourcePositions, fast_parse
 from oper8d.errors import BundleError, Problem, SourcePos
 from oper8d.limits import LimitExceeded, Limits
 
@@ -242,7 +242,7 @@ def load_yaml_text(
     if parsed is not None:
         data, positions, key_positions = parsed
         return Document(
-            data, file, source_positions(file, positions), source_positions(file, key_positions)
+            data, file, SourcePositions(file, positions), SourcePositions(file, key_positions)
         )
     return load_yaml_text_ruamel(text, file, limits)
 
@@ -292,8 +292,13 @@ def load_yaml_text_ruamel(text: str, file: str, limits: Limits) -> Document:
     converter = _Converter(file, limits.yaml_alias_nodes)
     data = converter.convert(tree, ())
     root_line, root_col = _root_position(tree)
-    converter.positions.setdefault((), SourcePos(file, root_line, root_col))
-    return Document(data, file, converter.positions, converter.key_positions)
+    converter.positions.setdefault((), (root_line, root_col))
+    return Document(
+        data,
+        file,
+        SourcePositions(file, converter.positions),
+        SourcePositions(file, converter.key_positions),
+    )
 
 
 def _root_position(tree: Any) -> tuple[int, int]:
@@ -342,8 +347,9 @@ class _Converter:
         self._map_type = CommentedMap
         self._seq_type = CommentedSeq
         self.file = file
-        self.positions: dict[PathKey, SourcePos] = {}
-        self.key_positions: dict[PathKey, SourcePos] = {}
+        # (line, column) as the libyaml path keeps them: one kind of position map either way
+        self.positions: RawPositions = {}
+        self.key_positions: RawPositions = {}
         # ids of the containers being converted: a self-referencing alias would never end
         self._active: set[int] = set()
         # containers met once (their objects kept alive, so ids stay theirs)
@@ -353,8 +359,8 @@ class _Converter:
         self._alias_nodes = alias_nodes
         self._in_alias = 0
 
-    def _pos(self, line: int, col: int) -> SourcePos:
-        return SourcePos(self.file, line + 1, col + 1)
+    def _pos(self, line: int, col: int) -> tuple[int, int]:
+        return line + 1, col + 1
 
     def _count(self, node: Any, path: PathKey) -> None:
         weight = 1 + (len(node) // 64 if isinstance(node, str) else 0)
@@ -402,7 +408,7 @@ class _Converter:
         return value
 
     def _here(self, path: PathKey) -> SourcePos:
-        return _nearest(self.positions, path, self.file)
+        return _nearest(SourcePositions(self.file, self.positions), path, self.file)
 
     def _mapping(self, node: CommentedMap, path: PathKey) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -435,7 +441,7 @@ class _Converter:
             return "true" if raw_key else "false"
         if isinstance(raw_key, int | float):
             return str(_scalar(raw_key))
-        where = self._pos(marks[0], marks[1]) if marks else self._here(path)
+        where = SourcePos(self.file, marks[0] + 1, marks[1] + 1) if marks else self._here(path)
         raise BundleError(
             Problem("a mapping key must be a plain value, not a mapping or list", where)
         )

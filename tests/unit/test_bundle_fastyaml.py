@@ -129,6 +129,8 @@ def test_positions_made_on_demand_are_the_positions_of_the_document(tmp_path: Pa
     plain = {path: SourcePos("operator.yaml", *at) for path, at in doc.positions.raw.items()}
     assert dict(doc.positions) == plain and len(doc.positions) == len(plain)
     assert doc.positions.get(("no", "such")) is None
+    with pytest.raises(KeyError):
+        doc.positions[("no", "such")]
     some = next(iter(plain))
     assert doc.positions[some] is doc.positions.get(some)  # made once
     lazy = _PositionIndex(doc)
