@@ -461,14 +461,19 @@ _GADGET_SPEC = st.fixed_dictionaries(
 )
 
 
-@pytest.fixture(scope="module")
-def gadgets(real: KubeCluster, envtest: Any) -> Iterator[str]:
+def _served(real: KubeCluster, envtest: Any, crd: Obj) -> Iterator[str]:
+    """Install ``crd`` on the apiserver for a module's tests: yields its apiVersion."""
     with envtest.api_client() as api_client:
-        install_crd(api_client, real, GADGET_CRD)
+        install_crd(api_client, real, crd)
         yield f"{GROUP}/v1"
         client.ApiextensionsV1Api(api_client).delete_custom_resource_definition(
-            GADGET_CRD["metadata"]["name"]
+            crd["metadata"]["name"]
         )
+
+
+@pytest.fixture(scope="module")
+def gadgets(real: KubeCluster, envtest: Any) -> Iterator[str]:
+    yield from _served(real, envtest, GADGET_CRD)
 
 
 @settings(
@@ -518,12 +523,7 @@ KEYED_CRD = _crd(
 
 @pytest.fixture(scope="module")
 def widgets(real: KubeCluster, envtest: Any) -> Iterator[str]:
-    with envtest.api_client() as api_client:
-        install_crd(api_client, real, KEYED_CRD)
-        yield f"{GROUP}/v1"
-        client.ApiextensionsV1Api(api_client).delete_custom_resource_definition(
-            KEYED_CRD["metadata"]["name"]
-        )
+    yield from _served(real, envtest, KEYED_CRD)
 
 
 def test_an_item_without_its_defaulted_key_is_the_item_with_the_default_alike(
