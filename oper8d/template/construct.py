@@ -60,6 +60,9 @@ class _Walk:
         self._constructors = loader.yaml_constructors
         self._built: dict[Node, Any] = {}
         self._building: set[Node] = set()
+        # key nodes holding a printed value: the loader fills them as untyped text, so one
+        # also met as a value (through an alias) is left to the loader
+        self._keys: set[Node] = set()
 
     def value(self, node: Node) -> Any:
         tag = node.tag
@@ -69,6 +72,8 @@ class _Walk:
                 text = node.value
                 if self._nonce not in text:
                     return text
+                if node in self._keys:
+                    raise _Unusual
             elif tag in _SCALARS:
                 return self._constructors[tag](self._loader, node)
             else:
@@ -101,8 +106,9 @@ class _Walk:
             text = key_node.value
             if tag == _STR:
                 if self._nonce in text:  # a key holding a value: its text, untyped
-                    if key_node.style in ("|", ">"):
+                    if key_node.style in ("|", ">") or key_node in self._built:
                         raise _Unusual
+                    self._keys.add(key_node)
                     text = fill_text(text, self._loader.slots)
                 key: Any = text
             elif tag in _SCALARS:

@@ -114,6 +114,23 @@ def test_a_value_that_would_end_its_block_is_the_loaders_error() -> None:
     assert message.startswith("ConstructorError") and "would end the block" in message
 
 
+@pytest.mark.parametrize("value", ["1", "true", {"a": 1}, [1]], ids=repr)
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"x: &a {token(0)}\n*a : 2\n",
+        f"v: &a {token(0)}\nm:\n  *a : 1\n",
+        f"m:\n  &a {token(0)}: 1\nv: *a\n",
+    ],
+    ids=["value-then-key", "nested-key", "key-then-value"],
+)
+def test_a_printed_value_met_as_a_key_and_as_a_value_is_the_loaders(text: str, value: Any) -> None:
+    """A key holding a printed value is filled as text (never typed; a list or mapping
+    nested there is the loader's error), and so is the same node reached as a value
+    through an alias: the walk typed it, or turned a CR's mapping into a key."""
+    assert_same(text, slots_with(value))
+
+
 def test_an_aliased_node_is_one_shared_value() -> None:
     [(_, value)] = assert_same("a: &x {b: 1}\nc: *x\n", slots_with())
     assert value["a"] is value["c"]
