@@ -239,7 +239,10 @@ class Informer:
         owners = [
             r.values
             for r in selector.requirements
-            if r.key == OWNER_LABEL and r.operator == "In" and len(r.values) == 1
+            if r.key == OWNER_LABEL
+            and r.operator == "In"
+            and len(r.values) == 1
+            and next(iter(r.values))  # (the index holds non-empty owners only)
         ]
         with self._lock:
             if owners:  # what one CR owns (prune's list): its index, not a scan of the kind

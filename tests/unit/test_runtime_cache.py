@@ -649,13 +649,13 @@ def test_a_list_of_what_one_cr_owns_is_what_a_scan_finds(
     items = [
         versioned(f"cm{i}", i + 1, ns=ns, **{OWNER_LABEL: owner, "tier": tier})
         for i, (ns, owner, tier) in enumerate(
-            (ns, owner, tier) for ns in "ab" for owner in ("u1", "u2") for tier in ("web", "db")
+            (ns, owner, tier) for ns in "ab" for owner in ("u1", "u2", "") for tier in ("web", "db")
         )
     ]
     informer, _, _ = started(items, label_selector=OWNER_LABEL)
 
     for ns in (None, "a", "b"):
-        for selector in (f"{OWNER_LABEL}=u1", f"{OWNER_LABEL}=u2,tier=web"):
+        for selector in (f"{OWNER_LABEL}=u1", f"{OWNER_LABEL}=u2,tier=web", f"{OWNER_LABEL}="):
             indexed = informer.list(ns, selector)
             scanned = [
                 o for o in informer.list(ns) if matches(selector, o["metadata"].get("labels"))
