@@ -115,6 +115,8 @@ def _text_keys(value: Any) -> Any:
         out: dict[str, Any] = {}
         keys: dict[str, Any] = {}
         for key, item in value.items():
+            if not isinstance(key, str | int | float | bool | None):  # JSON's own error
+                raise TypeError(f"keys must be str, int, float, bool or None, not {key!r}")
             text = key if isinstance(key, str) else json.dumps(key)
             if text in out:
                 raise ValueError(

@@ -83,6 +83,8 @@ def test_to_json_writes_number_keys_as_their_text_and_refuses_two_of_one_text() 
     assert to_json({8080: "http", "name": "web"}) == '{"8080": "http", "name": "web"}'
     with pytest.raises(ValueError, match="the keys 1 and '1' are both '1' in JSON"):
         to_json({1: "a", "1": "b"})
+    with pytest.raises(TypeError, match="keys must be str"):  # no JSON key: refused, as before
+        to_json({(1, 2): "a", "b": 1})
 
 
 def test_to_json_sorts_keys_like_helm_and_can_be_compact() -> None:
