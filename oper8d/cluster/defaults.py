@@ -22,9 +22,9 @@ its result are owned by nobody. What the storage layer of each kind sets afterwa
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
+from oper8d.cluster.copies import clone
 from oper8d.cluster.defaults_builtin import default_builtin
 from oper8d.cluster.defaults_crd import default_custom
 from oper8d.cluster.defaults_plan import DefaultPlans
@@ -73,7 +73,7 @@ def fill_item_keys(item: dict[str, Any], key_defaults: tuple[tuple[str, Any], ..
     """Give ``item`` the defaults of ``Shape.key_defaults`` it lacks (in place)."""
     for key, default in key_defaults:
         if item.get(key) is None:
-            item[key] = copy.deepcopy(default) if isinstance(default, dict | list) else default
+            item[key] = clone(default)
 
 
 def apply_defaults(

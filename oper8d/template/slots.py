@@ -157,8 +157,8 @@ _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
 
-_KEY_TAG = "tag:oper8d,2024:key"
-_SCALAR_TAGS_KEPT = 4096  # a mapping key holding tokens: filled, never typed
+_KEY_TAG = "tag:oper8d,2024:key"  # a mapping key holding tokens: filled, never typed
+_SCALAR_TAGS_KEPT = 4096
 
 
 class KubernetesLoader(_BaseLoader):  # type: ignore[misc, valid-type]
