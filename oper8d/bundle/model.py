@@ -237,11 +237,18 @@ class ControllerSpec:
     #: the rollout, the finalizer and ``oper8d graph`` all walk this one (compile has
     #: rejected cycles before a ControllerSpec is made)
     graph: Graph = field(init=False, repr=False, compare=False)
+    #: the components by name, for ``component()`` (asked once per component each rollout)
+    _by_name: Mapping[str, ComponentSpec] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         nodes = [c.name for c in self.components]
         graph = Graph(nodes, [(e.upstream, e.downstream) for e in self.edges])
-        object.__setattr__(self, "graph", graph)  # frozen: the one write, at construction
+        by_name: dict[str, ComponentSpec] = {}
+        for c in self.components:
+            by_name.setdefault(c.name, c)
+        # frozen: the only writes, at construction
+        object.__setattr__(self, "graph", graph)
+        object.__setattr__(self, "_by_name", by_name)
 
     @property
     def finalizer(self) -> str:
@@ -255,10 +262,8 @@ class ControllerSpec:
         return tuple(sorted(kinds))
 
     def component(self, name: str) -> ComponentSpec:
-        for c in self.components:
-            if c.name == name:
-                return c
-        raise KeyError(name)
+        """The component called ``name``; KeyError when there is none."""
+        return self._by_name[name]
 
 
 @dataclass(frozen=True)

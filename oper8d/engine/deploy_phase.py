@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 
-from oper8d.bundle.model import ComponentSpec, Edge, ResourceSpec
+from oper8d.bundle.model import Edge, ResourceSpec
 from oper8d.engine.deploy import DeployManager, component_of
 from oper8d.engine.leave import FieldPath
 from oper8d.engine.missing import SchemaSource
@@ -49,13 +49,9 @@ class DeployPhase:
         # the fields each resource leaves this rollout: its `when:`s are evaluated once, so
         # prepare (the hash) and apply (the body) cannot disagree
         self._left_fields: dict[tuple[str, str], tuple[FieldPath, ...]] = {}
-        # each component's spec and incoming edges, found once (not by a scan per component)
-        controller = session.controller
-        self._specs: dict[str, ComponentSpec] = {}
+        # each component's incoming edges, found once (not by a scan per component)
         self._edges_into: dict[str, list[Edge]] = {}
-        for comp in controller.components:
-            self._specs.setdefault(comp.name, comp)
-        for edge in controller.edges:
+        for edge in session.controller.edges:
             self._edges_into.setdefault(edge.downstream, []).append(edge)
 
     def __call__(self, name: str) -> None:
@@ -67,7 +63,8 @@ class DeployPhase:
         progress.update(name, "deploying")
         try:
             self._check_edges(name)
-            rendered = self._prepared(name, self.renderer.render_component(self._spec(name)))
+            spec = self.session.controller.component(name)
+            rendered = self._prepared(name, self.renderer.render_component(spec))
             self.state.rendered(name, rendered)
             written = self._apply(name, rendered)
             if rendered.disabled:
@@ -87,10 +84,6 @@ class DeployPhase:
             total = len(rendered.objects)
             detail = f"{written} of {total} applied" if written else f"{total} unchanged"
             progress.update(name, "deployed", detail)
-
-    def _spec(self, name: str) -> ComponentSpec:
-        spec = self._specs.get(name)
-        return spec if spec is not None else self.session.controller.component(name)
 
     def _check_edges(self, name: str) -> None:
         """Raise PreconditionError while an incoming ``ready`` edge's upstream is not ready

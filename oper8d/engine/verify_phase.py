@@ -37,10 +37,6 @@ class VerifyPhase:
         self.state = state
         # read only when a rule meets a missing field: typo or "not yet" (engine.missing)
         self.schemas = SchemaSource(session.controller.resource.schema, session.schemas)
-        # each component's readiness rules, found once (not by a scan per component)
-        self._ready: dict[str, tuple[ReadyRule, ...]] = {}
-        for comp in session.controller.components:
-            self._ready.setdefault(comp.name, comp.ready)
 
     def __call__(self, name: str) -> None:
         with component_context(name):
@@ -78,10 +74,7 @@ class VerifyPhase:
                 item.obj["apiVersion"], item.obj["kind"], meta["name"], meta.get("namespace")
             )
             results.append(self._check_rules(live, item.obj, item.resource.ready, internal))
-        rules = self._ready.get(name)
-        if rules is None:
-            rules = self.session.controller.component(name).ready
-        for rule in rules:
+        for rule in self.session.controller.component(name).ready:
             assert rule.expr is not None
             if not holds(rule.expr, self.session.context(component=name), self.schemas):
                 results.append(
