@@ -215,10 +215,11 @@ class Store(DeletionMixin):
         check_preconditions({**target, "metadata": preconditions}, entry.obj)
         live = fields.content(entry.obj)
         new = fields.merge(live, fields.content(patch), keyed=False)
-        admission.prune_unknown(new, self._shape(target))
-        fill_key_defaults(new, self._shape(target))
+        shape = self._shape_of(target, entry)
+        admission.prune_unknown(new, shape)
+        fill_key_defaults(new, shape)
         new = self._defaulted(fields.clone(new), target)
-        owners = fields.record_update(live, new, entry.owners, manager, self._shape(target))
+        owners = fields.record_update(live, new, entry.owners, manager, shape)
         return self._write(key, compose(new, key, entry.obj), owners)
 
     def update_status(self, obj: Obj) -> Obj:
@@ -356,9 +357,6 @@ class Store(DeletionMixin):
             self._default_plans = default_plans(schemas.definitions)
         apply_defaults(content, api_version, kind, schemas, self._default_plans)
         return content
-
-    def _shape(self, obj: Obj) -> Shape:
-        return self._shape_of(obj, self._objects.get(self.key_of(obj)))
 
     def _shape_of(self, obj: Obj, entry: Entry | None) -> Shape:
         """The root shape of ``obj``'s kind, whose stored version is ``entry``."""
