@@ -25,12 +25,15 @@ class _Plan:
     nothing to do below) and of a list's items, each worked out when the walk first
     meets it."""
 
-    __slots__ = ("defaulter", "fields", "items", "schema")
+    __slots__ = ("defaulter", "extra", "fields", "items", "schema")
 
     def __init__(self, defaulter: Defaulter | None, schema: Mapping[str, Any]) -> None:
         self.defaulter = defaulter
         self.schema = schema  # (resolved)
+        #: declared fields' plans; any other key has the one plan of the map's values
+        #: (``extra``), so a map's keys (a user's names) never grow the table
         self.fields: dict[str, _Plan | None] = {}
+        self.extra: _Plan | None = _UNPLANNED
         self.items: _Plan | None = _UNPLANNED
 
 
@@ -64,7 +67,7 @@ class DefaultPlans:
                 if type(item) is dict or type(item) is list:
                     sub = fields.get(key, _UNPLANNED)
                     if sub is _UNPLANNED:
-                        sub = fields[key] = self._field(plan.schema, key)
+                        sub = self._field(plan, key)
                     if sub is not None:
                         self._run(item, sub)
         elif type(value) is list:
@@ -77,14 +80,17 @@ class DefaultPlans:
                     if type(item) is dict or type(item) is list:
                         self._run(item, items)
 
-    def _field(self, schema: Mapping[str, Any], key: str) -> _Plan | None:
-        """The plan of field ``key`` of a map at ``schema`` (declared, or any other)."""
-        props = schema.get("properties")
+    def _field(self, plan: _Plan, key: str) -> _Plan | None:
+        """The plan of field ``key`` of a map at ``plan`` (declared, or any other), kept."""
+        props = plan.schema.get("properties")
         sub = props.get(key) if isinstance(props, Mapping) else None
-        extra = schema.get("additionalProperties")
-        if sub is None and isinstance(extra, Mapping):
-            sub = extra
-        return self._plan(sub) if isinstance(sub, Mapping) else None
+        if sub is not None:
+            found = plan.fields[key] = self._plan(sub) if isinstance(sub, Mapping) else None
+            return found
+        if plan.extra is _UNPLANNED:
+            extra = plan.schema.get("additionalProperties")
+            plan.extra = self._plan(extra) if isinstance(extra, Mapping) else None
+        return plan.extra
 
     def _plan(self, schema: Mapping[str, Any]) -> _Plan | None:
         known = self._by_node.get(id(schema))

@@ -365,3 +365,43 @@ def test_the_pod_template_hash_is_the_sha256_of_the_sorted_json_template(templat
     assert template_hash(deployment) == "".join(
         "bcdfghjklmnpqrstvwxz2456789"[b % 27] for b in digest[:10]
     )
+
+
+def test_defaulting_plans_do_not_grow_with_the_keys_of_a_map() -> None:
+    """A map's keys (a CRD's property names, a user's) share the plan of its values: a
+    long-lived in-memory cluster's plans stay the size of the schema, not of the data."""
+    from oper8d.cluster.defaults_plan import _Plan
+    from oper8d.cluster.memory import MemoryCluster
+
+    cluster = MemoryCluster()
+
+    def crd(n: int) -> dict[str, Any]:
+        props = {f"field{n}x{i}": {"type": "object"} for i in range(100)}
+        schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": props}}}
+        version = {
+            "name": "v1",
+            "served": True,
+            "storage": True,
+            "schema": {"openAPIV3Schema": schema},
+        }
+        return {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"things{n}.example.com"},
+            "spec": {
+                "group": "example.com",
+                "scope": "Namespaced",
+                "names": {"kind": f"Thing{n}", "plural": f"things{n}"},
+                "versions": [version],
+            },
+        }
+
+    def planned() -> int:  # the table entries of this cluster's plans
+        plans = cluster._store._default_plans._by_node.values()
+        return sum(len(plan.fields) for _node, plan in plans if isinstance(plan, _Plan))
+
+    cluster.apply(crd(0), field_manager="t")
+    after_one = planned()
+    for n in range(1, 4):
+        cluster.apply(crd(n), field_manager="t")
+    assert planned() == after_one
