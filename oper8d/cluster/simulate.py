@@ -28,9 +28,10 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol
 
+from oper8d.clock import rfc3339
 from oper8d.cluster.base import ClusterReader
 from oper8d.cluster.fields import MISSING, clone
 from oper8d.cluster.workload_status import Builder, StatusContext, builder_for
@@ -111,7 +112,7 @@ class DefaultSimulator:
         between an offline run's passes, not between the writes of one)."""
         with self._lock:
             if self._last_stamp is None or self._last_stamp[0] != now:
-                self._last_stamp = (now, now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+                self._last_stamp = (now, rfc3339(now))
             return self._last_stamp[1]
 
     def _override(self, obj: Obj) -> Mapping[str, Any] | None:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from oper8d.clock import rfc3339
 from oper8d.cluster import admission, fields
 from oper8d.cluster.apply_create import apply_create
 from oper8d.cluster.base import Propagation
@@ -38,13 +39,13 @@ from oper8d.cluster.listtypes import ListTypes, Shape
 from oper8d.cluster.scheme import KindTable, has_generation
 from oper8d.cluster.selectors import Selector, as_selector
 from oper8d.cluster.simulate import Simulator
+from oper8d.cluster.workload_status import SAFE_ALPHABET
 from oper8d.errors import ClusterError
 from oper8d.kinds import group_of, path_segment_problem
 from oper8d.kubeschema import CRDError, KubeSchemas
 from oper8d.objects import Obj
 
 _FIRST_CLUSTER_IP = int(ipaddress.IPv4Address("10.96.0.0"))
-_NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the API server's generateName alphabet
 
 
 class StoreView:
@@ -391,7 +392,7 @@ class Store(DeletionMixin):
     def _generate_name(self, obj: Obj) -> str:
         base = str(obj["metadata"]["generateName"])[:58]
         digest = hashlib.sha256(self._new_uid().encode()).digest()
-        alphabet = _NAME_SUFFIX_ALPHABET
+        alphabet = SAFE_ALPHABET
         return base + "".join(alphabet[b % len(alphabet)] for b in digest[:5])
 
     def _next_resource_version(self) -> str:
@@ -419,5 +420,5 @@ class Store(DeletionMixin):
         the hundreds of creates of one pass; the formatting costs more than the rest)."""
         value = self._clock()
         if self._last_stamp is None or self._last_stamp[0] != value:
-            self._last_stamp = (value, self.now_of(value).strftime("%Y-%m-%dT%H:%M:%SZ"))
+            self._last_stamp = (value, rfc3339(self.now_of(value)))
         return self._last_stamp[1]

@@ -67,14 +67,16 @@ def _nonzero(**counts: int) -> dict[str, int]:
 #: ``json.dumps(value, sort_keys=True)`` without building an encoder per call (it costs
 #: more than the encoding of a pod template, and every Deployment write hashes one)
 _SORTED_JSON = json.JSONEncoder(sort_keys=True).encode
-_HASH_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+#: the alphabet of apimachinery's random and hashed names (no vowels, no 0/1/3: nothing
+#: that reads as a word); also ``Store``'s generateName suffixes
+SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def template_hash(obj: Obj) -> str:
     """A stable 10-character hash of the pod template, like a controller revision's."""
     text = _SORTED_JSON(_spec(obj).get("template") or {})
     digest = hashlib.sha256(text.encode()).digest()
-    return "".join([_HASH_ALPHABET[b % 27] for b in digest[:10]])
+    return "".join([SAFE_ALPHABET[b % 27] for b in digest[:10]])
 
 
 def condition(
