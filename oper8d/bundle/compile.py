@@ -22,11 +22,11 @@ from oper8d.bundle.literals import (
     text_documents,
 )
 from oper8d.bundle.loader import (
+    BundleFiles,
     Document,
     PathKey,
     load_yaml_file,
     read_bundle_text,
-    resolve_path,
 )
 from oper8d.bundle.model import (
     FORMAT_VERSION,
@@ -106,6 +106,7 @@ class _Compiler(PartsCompiler):
         builtin_schemas: KubeSchemas | None = None,
     ):
         self.root = root
+        self.files = BundleFiles(root)
         self.builtin_schemas = builtin_schemas
         self.schemas = SchemaSet()
         self.limits = limits
@@ -119,7 +120,9 @@ class _Compiler(PartsCompiler):
 
     # -- entry ---------------------------------------------------------------------------
     def compile(self) -> Bundle:
-        doc = load_yaml_file(self.root, OPERATOR_FILE, limits=self.limits, cache=self.store)
+        doc = load_yaml_file(
+            self.root, OPERATOR_FILE, limits=self.limits, cache=self.store, files=self.files
+        )
         self.problems.extend(self._checked(doc, "operator", ()))
         controllers = doc.data.get("controllers") if isinstance(doc.data, dict) else None
         for i, c in enumerate(controllers if isinstance(controllers, list) else []):
@@ -340,9 +343,13 @@ class _Compiler(PartsCompiler):
             return [entry]
         include = entry.child("include")
         try:
-            resolve_path(self.root, include.value, pos=include.pos)
             doc = load_yaml_file(
-                self.root, include.value, pos=include.pos, limits=self.limits, cache=self.store
+                self.root,
+                include.value,
+                pos=include.pos,
+                limits=self.limits,
+                cache=self.store,
+                files=self.files,
             )
         except BundleError as err:
             self.problems.extend(err.problems)
@@ -432,7 +439,7 @@ class _Compiler(PartsCompiler):
         else:
             ref = node.child("template")
             try:
-                text = read_bundle_text(self.root, ref.value, pos=ref.pos)
+                text = read_bundle_text(self.root, ref.value, pos=ref.pos, files=self.files)
             except BundleError as err:
                 self.problems.extend(err.problems)
                 return None
