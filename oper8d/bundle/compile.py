@@ -40,7 +40,7 @@ from oper8d.bundle.model import (
     ResourceSpec,
     TemporaryPatchPolicy,
 )
-from oper8d.bundle.nodes import _Node, _PositionIndex
+from oper8d.bundle.nodes import _Below, _Node
 from oper8d.bundle.parts import PartsCompiler
 from oper8d.bundle.paths import path_problems
 from oper8d.bundle.placement import namespace_problems
@@ -113,8 +113,6 @@ class _Compiler(PartsCompiler):
         self.store = store
         self.templates = TemplateEngine(limits, code_cache=store)
         self.problems: list[Problem] = []
-        # id(document) -> (document, its index): the document is kept so its id stays its own
-        self._position_indexes: dict[int, tuple[Document, _PositionIndex]] = {}
         # lookup() and random_string() calls of the controller being compiled
         self._calls = CallFinder()
 
@@ -189,10 +187,7 @@ class _Compiler(PartsCompiler):
 
     def _positions(self, node: _Node) -> Mapping[PathKey, SourcePos]:
         """The positions below ``node``, keyed by their path relative to it."""
-        known = self._position_indexes.get(id(node.doc))
-        if known is None:
-            known = self._position_indexes[id(node.doc)] = (node.doc, _PositionIndex(node.doc))
-        return known[1].below(node.path)
+        return _Below(node.doc.positions, node.path)
 
     def _guard(self, fn: Callable[..., _T], *args: Any, **kw: Any) -> _T | None:
         """Run a template compile; collect its BundleError instead of stopping."""

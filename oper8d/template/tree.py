@@ -71,7 +71,7 @@ class TreeTemplate:
         general: bool = False,
     ) -> None:
         """``general``: plan mapping by mapping even where the skeleton would do (tests)."""
-        planner = _Planner(pos, positions or {}, compile_string)
+        planner = _Planner(pos, positions if positions is not None else {}, compile_string)
         found = None if general else _templated_or_none(value)
         plain = value  # (only marshalled, when found is not None: never shared)
         if found is None:
