@@ -46,6 +46,7 @@ from oper8d.bundle.paths import path_problems
 from oper8d.bundle.placement import namespace_problems
 from oper8d.bundle.reads import (
     CallFinder,
+    may_mention_calls,
     mentions_calls,
     parse_reads,
     undeclared_calls,
@@ -281,7 +282,8 @@ class _Compiler(PartsCompiler):
     def _find_calls(self, node: _Node) -> None:
         """Feed the template strings below ``node`` to the call finder: strings of inline
         objects and patches when templated, any other string as an expression."""
-        self._find_calls_in(node.doc, node.path, node.value, False)
+        if may_mention_calls(node.value):
+            self._find_calls_in(node.doc, node.path, node.value, False)
 
     def _find_calls_in(self, doc: Document, path: PathKey, value: Any, in_object: bool) -> None:
         # (plain values and paths: a node and a position per string of a big bundle cost
