@@ -34,6 +34,7 @@ import marshal
 import os
 import stat
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import CodeType
@@ -226,17 +227,46 @@ def _key(root: Path, limits: Limits) -> str:
     return "\0".join(parts)
 
 
-def _code_digest() -> str:
-    """A sha256 of the oper8d source that stored results come from: the template package
-    (code generation, loop guards), the bundle package (validation) and the bundle schemas.
-    A change to any of them must not reuse older results, even when oper8d's version number
-    did not change (a development checkout)."""
-    package = Path(__file__).resolve().parent.parent
+#: the oper8d source stored results come from: (folder, file suffix)
+_CODE = (("template", ".py"), ("bundle", ".py"), ("schemas", ".json"))
+#: a file whose status changed less than this before a load is not known by its status
+_SETTLED_NS = 2_000_000_000
+
+
+def _code_digest(package: Path | None = None, now_ns: int | None = None) -> str:
+    """A digest of the oper8d source that stored results come from: the template package
+    (code generation, loop guards), the bundle package (validation) and the bundle schemas
+    (``package``: the oper8d folder). A change to any of them must not reuse older results,
+    even when oper8d's version number did not change (a development checkout).
+
+    The files are known by their status (name, size, inode, modification and change times
+    in ns), which costs a fifth of reading and hashing them: any write to a file sets its
+    change time to the clock's time, which no program can set back, and a replaced file is
+    a new inode. A file could be written again within one tick of the file system's clock
+    and keep its status, so when any file changed in the last two seconds (``now_ns``: the
+    time now) the contents are hashed instead, as git treats "racily clean" files; a later
+    write then comes at least two seconds after the change time seen."""
+    if package is None:
+        package = Path(__file__).resolve().parent.parent
+    now = time.time_ns() if now_ns is None else now_ns
+    found: list[tuple[str, str, os.stat_result]] = []
+    for folder, suffix in _CODE:
+        with os.scandir(package / folder) as entries:
+            for entry in entries:
+                name = entry.name
+                if name.endswith(suffix) and not name.startswith(".") and entry.is_file():
+                    found.append((f"{folder}/{name}", entry.path, entry.stat()))
+    found.sort()
     digest = hashlib.sha256()
-    for pattern in ("template/*.py", "bundle/*.py", "schemas/*.json"):
-        for path in sorted(package.glob(pattern)):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    if all(now - info.st_ctime_ns >= _SETTLED_NS for _, _, info in found):
+        for name, _, info in found:
+            status = (info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+            digest.update(f"{name}\0{status}\0".encode())
+        return "status " + digest.hexdigest()
+    for name, path, _ in found:
+        with open(path, "rb") as stream:
+            digest.update(name.encode() + b"\0" + stream.read() + b"\0")
+    return "content " + digest.hexdigest()
 
 
 _Stored = tuple[dict[str, CodeEntry], frozenset[str], dict[str, bytes]]

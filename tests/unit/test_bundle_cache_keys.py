@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import copy
 import marshal
+import os
+import shutil
 import sys
+import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oper8d.bundle.cache import data_key
+from oper8d.bundle.cache import _code_digest, data_key
 
 _plain = st.recursive(
     st.one_of(
@@ -78,3 +82,78 @@ def test_data_marshal_cannot_hold_has_no_key() -> None:
     loop.append(loop)
     assert data_key("check", {"a": object()}) is None
     assert data_key("check", loop) is None
+
+
+# -- the digest of oper8d's own source ------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+#: a time when every file of a package copied now has long settled
+LATER = time.time_ns() + 3600 * 10**9
+
+
+def _package(tmp_path: Path) -> Path:
+    """A copy of the oper8d folders the digest covers."""
+    package = tmp_path / "oper8d"
+    for folder in ("template", "bundle", "schemas"):
+        shutil.copytree(REPO / "oper8d" / folder, package / folder)
+    return package
+
+
+def _same_size_edit(path: Path) -> None:
+    """Change one byte of ``path`` in place and put its modification time back."""
+    info = path.stat()
+    data = bytearray(path.read_bytes())
+    data[-2] = ord("#") if data[-2] != ord("#") else ord(" ")
+    with open(path, "r+b") as stream:  # the same file (inode), written in place
+        stream.write(bytes(data))
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+def test_a_file_changed_moments_ago_is_known_by_its_content(tmp_path: Path) -> None:
+    package = _package(tmp_path)
+    now = time.time_ns()
+    before = _code_digest(package, now)
+    assert before.startswith("content ")
+    _same_size_edit(package / "bundle" / "compile.py")  # perhaps within one clock tick
+    assert _code_digest(package, now) != before
+
+
+def _rewrite(path: Path) -> None:
+    """Replace ``path`` by a new file with the same text (as git and editors write)."""
+    info = path.stat()
+    new = path.with_name(path.name + ".new")
+    new.write_bytes(path.read_bytes())
+    os.replace(new, path)
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+CHANGES = {
+    "edited, longer": lambda p: (p / "template" / "tree.py").write_text("# edited\n"),
+    "modification time": lambda p: os.utime(p / "bundle" / "loader.py", ns=(0, 0)),
+    "replaced by a new file": lambda p: _rewrite(p / "bundle" / "cache.py"),
+    "a schema edited": lambda p: (p / "schemas" / "operator.schema.json").write_text("{}"),
+    "a module added": lambda p: (p / "bundle" / "extra.py").write_text(""),
+    "a module removed": lambda p: (p / "template" / "names.py").unlink(),
+}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_any_change_to_settled_files_changes_their_status_digest(
+    tmp_path: Path, change: str
+) -> None:
+    package = _package(tmp_path)
+    before = _code_digest(package, LATER)
+    assert before.startswith("status ")
+    assert _code_digest(package, LATER) == before  # unchanged: the same, every time
+    CHANGES[change](package)
+    assert _code_digest(package, LATER) != before
+
+
+def test_the_status_digest_covers_every_file_the_content_digest_reads(tmp_path: Path) -> None:
+    package = _package(tmp_path)
+    (package / "bundle" / "notes.txt").write_text("not source")
+    (package / "bundle" / ".hidden.py").write_text("")
+    before = _code_digest(package, LATER)
+    (package / "bundle" / "notes.txt").write_text("still not source")
+    (package / "bundle" / ".hidden.py").write_text("# neither")
+    assert _code_digest(package, LATER) == before
