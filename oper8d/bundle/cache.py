@@ -14,9 +14,10 @@ load was the parse of a big ``operator.yaml``).
 
 Where: ``$XDG_CACHE_HOME/oper8d`` or ``~/.cache/oper8d``; ``OPER8D_NO_CACHE=1`` turns it off.
 The store file name is a hash of the bundle's real path, the limits, the versions of Python,
-Jinja and oper8d, and a sha256 of oper8d's template and bundle packages and bundle schemas
-(stricter than the version number, which a development checkout does not change); the file
-repeats that key inside.
+Jinja and oper8d, and a digest of oper8d's template and bundle packages and bundle schemas
+(stricter than the version number, which a development checkout does not change: each
+file's status, or all their contents while one changed moments ago, see ``_code_digest``);
+the file repeats that key inside.
 
 The security model: the bundle author is trusted, the CR author is not, and the cache holds
 code that runs. It is used only in a folder this user owns with no access for group or
@@ -30,11 +31,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import marshal
 import os
 import stat
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import CodeType
@@ -165,12 +166,20 @@ def _text_key(text: str) -> str:
 
 def data_key(check: str, data: Any) -> str | None:
     """A key for "``check`` passed on ``data``" (a sha256 of the check's name and the data
-    as JSON), or None for data JSON cannot hold."""
+    marshalled), or None for data marshal cannot hold.
+
+    Marshal format 0 writes no references and no interning marks, so equal data of equal
+    types always gives the same bytes, however it was built (a fresh parse, the stored
+    one); and ``marshal.loads`` turns those bytes back into the data, so different data
+    (``1``, ``1.0``, ``True``, ``"1"``, a list or a tuple) never shares a key. A fifth of
+    the cost of JSON, which also made ``{1: x}`` and ``{"1": x}`` one key."""
     try:
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError):
+        blob = marshal.dumps(data, 0)
+    except ValueError:
         return None
-    return hashlib.sha256(f"{check}\0{text}".encode()).hexdigest()
+    digest = hashlib.sha256(check.encode("utf-8", "surrogatepass") + b"\0")
+    digest.update(blob)
+    return digest.hexdigest()
 
 
 def open_store(
@@ -219,17 +228,46 @@ def _key(root: Path, limits: Limits) -> str:
     return "\0".join(parts)
 
 
-def _code_digest() -> str:
-    """A sha256 of the oper8d source that stored results come from: the template package
-    (code generation, loop guards), the bundle package (validation) and the bundle schemas.
-    A change to any of them must not reuse older results, even when oper8d's version number
-    did not change (a development checkout)."""
-    package = Path(__file__).resolve().parent.parent
+#: the oper8d source stored results come from: (folder, file suffix)
+_CODE = (("template", ".py"), ("bundle", ".py"), ("schemas", ".json"))
+#: a file whose status changed less than this before a load is not known by its status
+_SETTLED_NS = 2_000_000_000
+
+
+def _code_digest(package: Path | None = None, now_ns: int | None = None) -> str:
+    """A digest of the oper8d source that stored results come from: the template package
+    (code generation, loop guards), the bundle package (validation) and the bundle schemas
+    (``package``: the oper8d folder). A change to any of them must not reuse older results,
+    even when oper8d's version number did not change (a development checkout).
+
+    The files are known by their status (name, size, inode, modification and change times
+    in ns), which costs a fifth of reading and hashing them: any write to a file sets its
+    change time to the clock's time, which no program can set back, and a replaced file is
+    a new inode. A file could be written again within one tick of the file system's clock
+    and keep its status, so when any file changed in the last two seconds (``now_ns``: the
+    time now) the contents are hashed instead, as git treats "racily clean" files; a later
+    write then comes at least two seconds after the change time seen."""
+    if package is None:
+        package = Path(__file__).resolve().parent.parent
+    now = time.time_ns() if now_ns is None else now_ns
+    found: list[tuple[str, str, os.stat_result]] = []
+    for folder, suffix in _CODE:
+        with os.scandir(package / folder) as entries:
+            for entry in entries:
+                name = entry.name
+                if name.endswith(suffix) and not name.startswith(".") and entry.is_file():
+                    found.append((f"{folder}/{name}", entry.path, entry.stat()))
+    found.sort()
     digest = hashlib.sha256()
-    for pattern in ("template/*.py", "bundle/*.py", "schemas/*.json"):
-        for path in sorted(package.glob(pattern)):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    if all(now - info.st_ctime_ns >= _SETTLED_NS for _, _, info in found):
+        for name, _, info in found:
+            status = (info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+            digest.update(f"{name}\0{status}\0".encode())
+        return "status " + digest.hexdigest()
+    for name, path, _ in found:
+        with open(path, "rb") as stream:
+            digest.update(name.encode() + b"\0" + stream.read() + b"\0")
+    return "content " + digest.hexdigest()
 
 
 _Stored = tuple[dict[str, CodeEntry], frozenset[str], dict[str, bytes]]

@@ -22,11 +22,11 @@ from oper8d.bundle.literals import (
     text_documents,
 )
 from oper8d.bundle.loader import (
+    BundleFiles,
     Document,
     PathKey,
     load_yaml_file,
     read_bundle_text,
-    resolve_path,
 )
 from oper8d.bundle.model import (
     FORMAT_VERSION,
@@ -40,12 +40,13 @@ from oper8d.bundle.model import (
     ResourceSpec,
     TemporaryPatchPolicy,
 )
-from oper8d.bundle.nodes import _Node, _PositionIndex
+from oper8d.bundle.nodes import _Below, _Node
 from oper8d.bundle.parts import PartsCompiler
 from oper8d.bundle.paths import path_problems
 from oper8d.bundle.placement import namespace_problems
 from oper8d.bundle.reads import (
     CallFinder,
+    may_mention_calls,
     mentions_calls,
     parse_reads,
     undeclared_calls,
@@ -106,20 +107,21 @@ class _Compiler(PartsCompiler):
         builtin_schemas: KubeSchemas | None = None,
     ):
         self.root = root
+        self.files = BundleFiles(root)
         self.builtin_schemas = builtin_schemas
         self.schemas = SchemaSet()
         self.limits = limits
         self.store = store
         self.templates = TemplateEngine(limits, code_cache=store)
         self.problems: list[Problem] = []
-        # id(document) -> (document, its index): the document is kept so its id stays its own
-        self._position_indexes: dict[int, tuple[Document, _PositionIndex]] = {}
         # lookup() and random_string() calls of the controller being compiled
         self._calls = CallFinder()
 
     # -- entry ---------------------------------------------------------------------------
     def compile(self) -> Bundle:
-        doc = load_yaml_file(self.root, OPERATOR_FILE, limits=self.limits, cache=self.store)
+        doc = load_yaml_file(
+            self.root, OPERATOR_FILE, limits=self.limits, cache=self.store, files=self.files
+        )
         self.problems.extend(self._checked(doc, "operator", ()))
         controllers = doc.data.get("controllers") if isinstance(doc.data, dict) else None
         for i, c in enumerate(controllers if isinstance(controllers, list) else []):
@@ -186,10 +188,7 @@ class _Compiler(PartsCompiler):
 
     def _positions(self, node: _Node) -> Mapping[PathKey, SourcePos]:
         """The positions below ``node``, keyed by their path relative to it."""
-        known = self._position_indexes.get(id(node.doc))
-        if known is None:
-            known = self._position_indexes[id(node.doc)] = (node.doc, _PositionIndex(node.doc))
-        return known[1].below(node.path)
+        return _Below(node.doc.positions, node.path)
 
     def _guard(self, fn: Callable[..., _T], *args: Any, **kw: Any) -> _T | None:
         """Run a template compile; collect its BundleError instead of stopping."""
@@ -283,7 +282,8 @@ class _Compiler(PartsCompiler):
     def _find_calls(self, node: _Node) -> None:
         """Feed the template strings below ``node`` to the call finder: strings of inline
         objects and patches when templated, any other string as an expression."""
-        self._find_calls_in(node.doc, node.path, node.value, False)
+        if may_mention_calls(node.value):
+            self._find_calls_in(node.doc, node.path, node.value, False)
 
     def _find_calls_in(self, doc: Document, path: PathKey, value: Any, in_object: bool) -> None:
         # (plain values and paths: a node and a position per string of a big bundle cost
@@ -340,9 +340,13 @@ class _Compiler(PartsCompiler):
             return [entry]
         include = entry.child("include")
         try:
-            resolve_path(self.root, include.value, pos=include.pos)
             doc = load_yaml_file(
-                self.root, include.value, pos=include.pos, limits=self.limits, cache=self.store
+                self.root,
+                include.value,
+                pos=include.pos,
+                limits=self.limits,
+                cache=self.store,
+                files=self.files,
             )
         except BundleError as err:
             self.problems.extend(err.problems)
@@ -432,7 +436,7 @@ class _Compiler(PartsCompiler):
         else:
             ref = node.child("template")
             try:
-                text = read_bundle_text(self.root, ref.value, pos=ref.pos)
+                text = read_bundle_text(self.root, ref.value, pos=ref.pos, files=self.files)
             except BundleError as err:
                 self.problems.extend(err.problems)
                 return None

@@ -154,15 +154,6 @@ class SourcePositions(Mapping[PathKey, SourcePos]):
     def __len__(self) -> int:
         return len(self.raw)
 
-    def below(self, prefix_length: int) -> dict[PathKey, SourcePositions]:
-        """The positions grouped by their first ``prefix_length`` path elements, each group
-        keyed by the rest of the path (``bundle.nodes._PositionIndex``)."""
-        groups: dict[PathKey, RawPositions] = {}
-        for path, at in self.raw.items():
-            if len(path) >= prefix_length:
-                groups.setdefault(path[:prefix_length], {})[path[prefix_length:]] = at
-        return {prefix: SourcePositions(self._file, raw) for prefix, raw in groups.items()}
-
 
 def _build(text: str, max_depth: int) -> Parsed:
     positions: RawPositions = {}

@@ -110,13 +110,8 @@ def _nearest(positions: Mapping[PathKey, SourcePos], path: PathKey, file: str) -
     return SourcePos(file)
 
 
-def resolve_path(root: Path, relpath: str, *, pos: SourcePos) -> Path:
-    """The real path of the bundle file ``relpath``, refusing anything outside the bundle.
-
-    Rejected, each with a BundleError at ``pos`` (where the path is written): an empty path,
-    an absolute path, any ``..`` component, and a path that leaves ``root`` through a symlink.
-    The file need not exist.
-    """
+def _relative(relpath: str, pos: SourcePos) -> PurePosixPath:
+    """``relpath`` as a relative path inside the bundle (``resolve_path``'s rules)."""
     if not isinstance(relpath, str) or not relpath.strip():
         raise BundleError(Problem("empty path: write a path relative to the bundle folder", pos))
     pure = PurePosixPath(relpath.replace("\\", "/"))
@@ -131,8 +126,22 @@ def resolve_path(root: Path, relpath: str, *, pos: SourcePos) -> Path:
         raise BundleError(
             Problem(f"path {relpath!r} uses '..': bundle paths may not leave the bundle", pos)
         )
+    return pure
+
+
+def resolve_path(root: Path, relpath: str, *, pos: SourcePos) -> Path:
+    """The real path of the bundle file ``relpath``, refusing anything outside the bundle.
+
+    Rejected, each with a BundleError at ``pos`` (where the path is written): an empty path,
+    an absolute path, any ``..`` component, and a path that leaves ``root`` through a symlink.
+    The file need not exist.
+    """
+    pure = _relative(relpath, pos)
     real_root = root.resolve()
-    real = (real_root / pure).resolve()
+    return _inside(real_root, (real_root / pure).resolve(), relpath, pos)
+
+
+def _inside(real_root: Path, real: Path, relpath: str, pos: SourcePos) -> Path:
     if not real.is_relative_to(real_root):
         raise BundleError(
             Problem(
@@ -142,6 +151,43 @@ def resolve_path(root: Path, relpath: str, *, pos: SourcePos) -> Path:
             )
         )
     return real
+
+
+class BundleFiles:
+    """:func:`resolve_path` for the files of one bundle during one load, without its
+    repeated work: the bundle folder's real path and the real path of each folder holding
+    a file are found once (each ``Path.resolve`` checks every folder from ``/`` down, and
+    that was most of reading a text template). A file's own name is looked at each time:
+    when it is a symlink, or cannot be looked at, the path is resolved in full."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._real_root: Path | None = None
+        # the real folders holding the files, as text plus "/" ("" when outside the bundle)
+        self._folders: dict[PurePosixPath, str] = {}
+
+    def resolve(self, relpath: str, *, pos: SourcePos) -> Path:
+        pure = _relative(relpath, pos)
+        real_root = self._real_root
+        if real_root is None:
+            real_root = self._real_root = self.root.resolve()
+        folder = self._folders.get(pure.parent)
+        if folder is None:
+            real_folder = (real_root / pure.parent).resolve()
+            inside = real_folder.is_relative_to(real_root)
+            folder = os.path.join(real_folder, "") if inside else ""
+            self._folders[pure.parent] = folder
+        if folder and pure.name:
+            real = folder + pure.name
+            try:
+                simple = not stat.S_ISLNK(os.lstat(real).st_mode)
+            except FileNotFoundError:
+                simple = True  # (as Path.resolve: a missing file is its own real path)
+            except OSError:
+                simple = False
+            if simple:  # inside the bundle, as its folder is
+                return Path(real)
+        return _inside(real_root, (real_root / pure).resolve(), relpath, pos)
 
 
 def read_regular_file(
@@ -190,10 +236,13 @@ def _decode(raw: bytes, file: str) -> str:
         ) from None
 
 
-def read_bundle_text(root: Path, relpath: str, *, pos: SourcePos) -> str:
+def read_bundle_text(
+    root: Path, relpath: str, *, pos: SourcePos, files: BundleFiles | None = None
+) -> str:
     """The UTF-8 text of the bundle file ``relpath`` (a text template), kept inside the
-    bundle by :func:`resolve_path` and read only when it is a regular file."""
-    path = resolve_path(root, relpath, pos=pos)
+    bundle by :func:`resolve_path` (``files``: the load's resolver of ``root``) and read
+    only when it is a regular file."""
+    path = (files if files is not None else BundleFiles(root)).resolve(relpath, pos=pos)
     file = PurePosixPath(relpath.replace("\\", "/")).as_posix()
     return _decode(read_regular_file(path, file, pos), file)
 
@@ -205,15 +254,17 @@ def load_yaml_file(
     pos: SourcePos | None = None,
     limits: Limits | None = None,
     cache: ParseCache | None = None,
+    files: BundleFiles | None = None,
 ) -> Document:
     """Load the bundle file ``relpath`` (exactly one YAML document) below ``root``.
 
     ``pos`` is where the file is referenced (an ``include:``); errors about the file as a
     whole (not found, unreadable) point there, errors inside it point into the file.
     ``cache``: where an earlier load's parse of the same text may be (see ``ParseCache``).
+    ``files``: the load's resolver of ``root`` (:class:`BundleFiles`).
     """
     where = pos if pos is not None else SourcePos(str(relpath))
-    path = resolve_path(root, relpath, pos=where)
+    path = (files if files is not None else BundleFiles(root)).resolve(relpath, pos=where)
     file = PurePosixPath(relpath.replace("\\", "/")).as_posix()
     where = pos if pos is not None else SourcePos(file)
     missing = f"file {file!r} not found in the bundle {root}"

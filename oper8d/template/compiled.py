@@ -50,6 +50,13 @@ class CompiledString:
         object.__setattr__(self, "_in_budget", getattr(environment, "in_budget", None))
         object.__setattr__(self, "_limit", _rendered_limit(self.template))
 
+    def at(self, pos: SourcePos) -> CompiledString:
+        """The same compiled string written at ``pos``: a bundle repeats its strings, and
+        this copies what construction works out (a third of planning an inline object)."""
+        twin = object.__new__(CompiledString)
+        vars(twin).update(vars(self), pos=pos)
+        return twin
+
     def render(self, parent: dict[str, Any]) -> Any:
         """Render with ``parent``: the template context already merged with the globals."""
         return self._run(self.template.new_context(parent, shared=True))

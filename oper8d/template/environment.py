@@ -108,9 +108,10 @@ class TemplateEngine:
         self._nonce = new_nonce()
         # the tags of the plain scalars its text templates' rendered texts hold (``slots``)
         self._scalar_tags: dict[str, str] = {}
-        # source -> (native, live() references, template) of what compiled without error;
-        # a source that fails is compiled again at each occurrence, to report each position
-        self._strings: dict[str, tuple[bool, frozenset[str], Template]] = {}
+        # source -> its first occurrence, of what compiled without error (``at`` places the
+        # others); a source that fails is compiled again at each occurrence, to report each
+        # position
+        self._strings: dict[str, CompiledString] = {}
         self._bare_expressions: dict[str, tuple[frozenset[str], Template]] = {}
 
     # -- public API ---------------------------------------------------------------------
@@ -160,10 +161,16 @@ class TemplateEngine:
         value: Any,
         pos: SourcePos,
         positions: Mapping[Path, SourcePos] | None = None,
+        *,
+        general: bool = False,
     ) -> TreeTemplate:
         """Compile an inline object: every string holding ``{{`` or ``{%`` (keys included).
-        ``positions`` maps paths inside ``value`` to where the loader found them."""
-        return TreeTemplate(value, pos, positions, self._compile_string, self._env.globals)
+        ``positions`` maps paths inside ``value`` to where the loader found them.
+        ``general``: plan it mapping by mapping, as an object with templated keys is (tests
+        hold the faster plan to it)."""
+        return TreeTemplate(
+            value, pos, positions, self._compile_string, self._env.globals, general=general
+        )
 
     def text(self, source: str, file: str) -> TextTemplate:
         """Compile a Helm-style text template; ``file`` is its bundle-relative path."""
@@ -198,11 +205,9 @@ class TemplateEngine:
         """Compile a template string; a lone ``{{ expr }}`` keeps the expression's type."""
         known = self._strings.get(source)
         if known is None:
-            compiled = self._compile_new_string(source, pos)
-            self._strings[source] = (compiled.native, compiled.references, compiled.template)
+            compiled = self._strings[source] = self._compile_new_string(source, pos)
             return compiled
-        native, references, template = known
-        return CompiledString(source, pos, references, native=native, template=template)
+        return known.at(pos)
 
     def _compile_new_string(self, source: str, pos: SourcePos) -> CompiledString:
         key = f"string\0{source}"

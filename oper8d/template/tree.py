@@ -3,10 +3,13 @@
 ``TemplateEngine.tree`` compiles an inline object into a :class:`TreeTemplate`; the engine
 renders it on every reconcile. Compilation builds a plan once:
 
-- a subtree without templates is stored marshalled and rebuilt with one ``marshal.loads``
-  (a fresh deep copy, in C, no per-node Python work);
-- a mapping or list with templates inside is rebuilt from a prepared copy of its constant
-  scalars, with only the templated entries computed;
+- the whole object is stored marshalled and rebuilt with one ``marshal.loads`` (a fresh
+  deep copy, in C, no per-node Python work), and only its templated strings are computed
+  and put in place, in the order they are written (a "skeleton"); planning is one walk
+  that finds those strings, with nothing built per mapping or list;
+- an object with ``{{ }}`` in a key (rare) is rebuilt mapping by mapping instead: each
+  mapping or list with templates inside from a prepared copy of its constant scalars, with
+  only the templated entries computed (the general plan; a test holds the skeleton to it);
 - a templated string is a compiled Jinja template (a single expression keeps its type).
 
 All templated strings of one render are evaluated in one Jinja context (see
@@ -64,13 +67,24 @@ class TreeTemplate:
         positions: Mapping[Path, SourcePos] | None,
         compile_string: CompileString,
         globals: Mapping[str, Any],
+        *,
+        general: bool = False,
     ) -> None:
-        planner = _Planner(pos, positions or {}, compile_string)
-        try:
-            plain = normalize(value)
-        except UnsupportedValue as exc:
-            raise BundleError(Problem(str(exc), planner.pos_of(exc.path))) from exc
-        render = planner.plan(plain, ())
+        """``general``: plan mapping by mapping even where the skeleton would do (tests)."""
+        planner = _Planner(pos, positions if positions is not None else {}, compile_string)
+        found = None if general else _templated_or_none(value)
+        plain = value  # (only marshalled, when found is not None: never shared)
+        if found is None:
+            try:
+                plain = normalize(value)
+            except UnsupportedValue as exc:
+                raise BundleError(Problem(str(exc), planner.pos_of(exc.path))) from exc
+            found = None if general else _templated_or_none(plain)
+        if found is None:  # asked for, or a key holds a template
+            render = planner.plan(plain, ())
+        else:
+            leaves = planner.leaves(found)
+            render = _skeleton(plain, leaves) if leaves else None
         if planner.problems:
             raise BundleError(planner.problems)
         self.pos = pos
@@ -112,6 +126,91 @@ def _fresh_copies(value: Any) -> Callable[[], Any]:
     return lambda: loads(blob)
 
 
+def _skeleton(plain: Any, leaves: list[tuple[Path, CompiledString]]) -> Renderer:
+    """A renderer that rebuilds ``plain`` with one ``marshal.loads`` and puts the value of
+    each templated string (``leaves``, in the order they are written) in its place."""
+    if leaves[0][0] == ():  # the object is one templated string
+        return leaves[0][1].render_in
+    blob = marshal.dumps(plain)
+    loads = marshal.loads
+    # consecutive strings of one mapping or list share the walk down to it
+    runs: list[tuple[Path, list[tuple[str | int, Renderer]]]] = []
+    for path, compiled in leaves:
+        parent = path[:-1]
+        if runs and runs[-1][0] == parent:
+            runs[-1][1].append((path[-1], compiled.render_in))
+        else:
+            runs.append((parent, [(path[-1], compiled.render_in)]))
+
+    def render_skeleton(context: Context) -> Any:
+        out = loads(blob)
+        for parent, entries in runs:
+            node = out
+            for step in parent:
+                node = node[step]
+            for key, render in entries:
+                node[key] = render(context)
+        return out
+
+    return render_skeleton
+
+
+class _TemplatedKey(Exception):
+    """A key holds a template: the object takes the general plan."""
+
+
+class _NotPlain(Exception):
+    """A value is not of a plain type: the object is normalised first."""
+
+
+def _templated_or_none(value: Any) -> list[tuple[Path, str]] | None:
+    """The templated strings of ``value`` with their paths, in the order they are
+    written; None when a key holds a template or a value is not plain."""
+    kind = type(value)
+    if kind is str:
+        return [((), value)] if is_templated(value) else []
+    if kind is dict or kind is list:
+        found: list[tuple[Path, str]] = []
+        try:
+            _templated_strings(value, (), found)
+        except (_TemplatedKey, _NotPlain):
+            return None
+        return found
+    return [] if kind in _SCALARS else None
+
+
+def _templated_strings(value: Any, path: Path, found: list[tuple[Path, str]]) -> None:
+    """Add the templated strings below the container ``value`` to ``found`` with their
+    paths, in the order they are written. Raises ``_TemplatedKey`` when a key holds a
+    template and ``_NotPlain`` at a value ``values.normalize`` would change (any type but
+    the exact plain ones): the loader's data needs no copy, as it is nearly always plain."""
+    if type(value) is dict:
+        for key, item in value.items():
+            if type(key) is str:
+                if "{{" in key or "{%" in key:
+                    raise _TemplatedKey
+            elif type(key) not in _SCALARS:
+                raise _NotPlain
+            kind = type(item)
+            if kind is str:
+                if "{{" in item or "{%" in item:
+                    found.append(((*path, key), item))
+            elif kind is dict or kind is list:
+                _templated_strings(item, (*path, key), found)
+            elif kind not in _SCALARS:
+                raise _NotPlain
+        return
+    for index, item in enumerate(value):
+        kind = type(item)
+        if kind is str:
+            if "{{" in item or "{%" in item:
+                found.append(((*path, index), item))
+        elif kind is dict or kind is list:
+            _templated_strings(item, (*path, index), found)
+        elif kind not in _SCALARS:
+            raise _NotPlain
+
+
 def _static(value: Any) -> Renderer:
     """A renderer that returns a fresh deep copy of constant plain data."""
     fresh = _fresh_copies(value)
@@ -139,6 +238,16 @@ class _Planner:
             if found is not None:
                 return found
         return self._pos
+
+    def leaves(self, found: list[tuple[Path, str]]) -> list[tuple[Path, CompiledString]]:
+        """The templated strings ``found`` compiled, each with its path (the skeleton's
+        plan); strings that fail to compile are left out, their problems kept."""
+        leaves = []
+        for path, text in found:
+            compiled = self._compile(text, path)
+            if compiled is not None:
+                leaves.append((path, compiled))
+        return leaves
 
     def plan(self, value: Any, path: Path) -> Renderer | None:
         """The renderer of ``value``, or None when it holds no template (constant)."""

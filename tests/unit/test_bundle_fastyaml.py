@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from benchmarks.gen import write_bundle
 from oper8d.bundle import fastyaml
-from oper8d.bundle.loader import Document, load_yaml_text, load_yaml_text_ruamel
+from oper8d.bundle.loader import load_yaml_text, load_yaml_text_ruamel
 from oper8d.errors import BundleError, SourcePos
 from oper8d.limits import Limits
 
@@ -118,9 +118,9 @@ def test_dumped_yaml_loads_as_the_ruamel_loader_reads_it(value: object, flow: bo
 
 
 def test_positions_made_on_demand_are_the_positions_of_the_document(tmp_path: Path) -> None:
-    """``SourcePositions`` answers as the plain mapping of ``SourcePos`` it stands for:
-    lookups, iteration, and the groups below a prefix that inline objects get."""
-    from oper8d.bundle.nodes import _PositionIndex
+    """``SourcePositions`` answers as the plain mapping of ``SourcePos`` it stands for, and
+    so does the view of the positions below a prefix that inline objects get."""
+    from oper8d.bundle.nodes import _Below
 
     bundle = write_bundle(tmp_path, components=3)
     text = (bundle.path / "operator.yaml").read_text(encoding="utf-8")
@@ -133,7 +133,11 @@ def test_positions_made_on_demand_are_the_positions_of_the_document(tmp_path: Pa
         doc.positions[("no", "such")]
     some = next(iter(plain))
     assert doc.positions[some] is doc.positions.get(some)  # made once
-    lazy = _PositionIndex(doc)
-    eager = _PositionIndex(Document(doc.data, doc.file, plain, dict(doc.key_positions)))
-    for path in {p[:n] for p in plain for n in range(len(p) + 1)}:
-        assert dict(lazy.below(path)) == dict(eager.below(path)), path
+    for prefix in {p[:n] for p in plain for n in range(len(p) + 1)} | {("no", "such")}:
+        n = len(prefix)
+        expected = {p[n:]: at for p, at in plain.items() if p[:n] == prefix}
+        below = _Below(doc.positions, prefix)
+        assert dict(below) == expected and len(below) == len(expected), prefix
+        for path, at in expected.items():
+            assert below.get(path) == at and below[path] == at
+        assert below.get(("no", "such")) is None

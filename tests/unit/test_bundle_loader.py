@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oper8d.bundle.loader import Document, load_yaml_file, load_yaml_text, resolve_path
+from oper8d.bundle.loader import (
+    BundleFiles,
+    Document,
+    load_yaml_file,
+    load_yaml_text,
+    resolve_path,
+)
 from oper8d.errors import BundleError, SourcePos
 
 OPERATOR = """\
@@ -218,6 +224,68 @@ def test_a_symlink_inside_the_bundle_is_followed(tmp_path: Path):
     resolved = resolve_path(tmp_path, "alias.yaml", pos=SourcePos("operator.yaml"))
     assert resolved == (tmp_path / "real.yaml").resolve()
     assert load_yaml_file(tmp_path, "./alias.yaml").data == {"name": "app"}
+
+
+def _resolved(resolve, root: Path, relpath: str) -> str:
+    try:
+        return str(resolve(root, relpath))
+    except BundleError as err:
+        return f"error: {err}"
+    except RuntimeError as err:  # Path.resolve: a symlink loop
+        return f"loop: {err}"
+
+
+def test_a_loads_file_resolver_finds_what_resolve_path_finds(tmp_path: Path):
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "secret.yaml").write_text("a: 1\n")
+    real = tmp_path / "real-bundle"
+    (real / "templates" / "deep").mkdir(parents=True)
+    for name in ("operator.yaml", "templates/a.yaml", "templates/deep/b.yaml"):
+        (real / name).write_text("a: 1\n")
+    os.symlink(real, tmp_path / "bundle")  # the bundle is given by a symlink
+    os.symlink(real / "templates", real / "linked")  # a folder symlink inside
+    os.symlink(outside, real / "escape")  # a folder symlink out
+    os.symlink(real / "templates/a.yaml", real / "templates/alias.yaml")
+    os.symlink(outside / "secret.yaml", real / "templates/out.yaml")
+    os.symlink(real / "templates/nothing.yaml", real / "templates/dangling.yaml")
+    os.symlink("loop.yaml", real / "loop.yaml")
+    os.symlink("deep/b.yaml", real / "templates/relative.yaml")
+    relpaths = [
+        "operator.yaml",
+        "./operator.yaml",
+        ".",
+        "templates",
+        "templates/a.yaml",
+        "templates//a.yaml",
+        "templates/./deep/b.yaml",
+        "templates/deep/b.yaml",
+        "templates/missing.yaml",
+        "missing/folder/x.yaml",
+        "operator.yaml/x.yaml",
+        "linked/a.yaml",
+        "linked/deep/b.yaml",
+        "escape/secret.yaml",
+        "escape/sub",
+        "escape",
+        "templates/alias.yaml",
+        "templates/out.yaml",
+        "templates/dangling.yaml",
+        "templates/relative.yaml",
+        "loop.yaml",
+        "../operator.yaml",
+        "/etc/passwd",
+        "",
+    ]
+    root = tmp_path / "bundle"
+    files = BundleFiles(root)  # one resolver for them all, as in a load
+    site = SourcePos("operator.yaml", 2, 3)
+    for relpath in relpaths + relpaths:
+        expected = _resolved(lambda r, p: resolve_path(r, p, pos=site), root, relpath)
+        assert _resolved(lambda _r, p: files.resolve(p, pos=site), root, relpath) == expected
+    assert "outside the bundle" in _resolved(
+        lambda _r, p: files.resolve(p, pos=site), root, "templates/out.yaml"
+    )
 
 
 def test_an_anchor_defined_twice_is_no_warning_and_the_later_one_counts():
