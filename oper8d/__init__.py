@@ -6,30 +6,49 @@ not listed in ``__all__`` is internal and may change.
 
 from typing import TYPE_CHECKING, Any
 
-from oper8d.errors import (
-    BundleError,
-    ClusterError,
-    ConfigError,
-    ExpectedError,
-    FatalError,
-    Oper8dError,
-    PreconditionError,
-    Problem,
-    ReconcileError,
-    RolloutError,
-    SourcePos,
-    VerificationError,
-)
-
 if TYPE_CHECKING:
     from oper8d.bundle import Bundle, load_bundle
     from oper8d.cluster import Cluster
+    from oper8d.errors import (
+        BundleError,
+        ClusterError,
+        ConfigError,
+        ExpectedError,
+        FatalError,
+        Oper8dError,
+        PreconditionError,
+        Problem,
+        ReconcileError,
+        RolloutError,
+        SourcePos,
+        VerificationError,
+    )
 
 __version__ = "0.1.0"
 
-# The bundle compiler pulls in Jinja and jsonschema (~200 ms); load it on first use so
-# `oper8d --help` and error-only imports stay fast.
-_LAZY = {"Bundle": "oper8d.bundle", "load_bundle": "oper8d.bundle", "Cluster": "oper8d.cluster"}
+# Loaded on first use: the bundle compiler pulls in Jinja (`oper8d --help` and error-only
+# imports stay fast), and the `oper8d` process makes every class, errors' too, only once it
+# can reuse their compiled methods (cli/dataclass_code.py).
+_ERRORS = (
+    "BundleError",
+    "ClusterError",
+    "ConfigError",
+    "ExpectedError",
+    "FatalError",
+    "Oper8dError",
+    "PreconditionError",
+    "Problem",
+    "ReconcileError",
+    "RolloutError",
+    "SourcePos",
+    "VerificationError",
+)
+_LAZY = {
+    "Bundle": "oper8d.bundle",
+    "load_bundle": "oper8d.bundle",
+    "Cluster": "oper8d.cluster",
+    **dict.fromkeys(_ERRORS, "oper8d.errors"),
+}
 
 
 def __getattr__(name: str) -> Any:

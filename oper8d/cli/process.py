@@ -2,6 +2,8 @@
 
 * No cyclic garbage collection while the commands' modules load: imports build many
   long-lived objects and no garbage (the command group turns the collector back on).
+* oper8d's dataclasses reuse their methods' code compiled by an earlier process
+  (``cli/dataclass_code.py``).
 * After ``validate``, ``render`` or ``graph`` (bounded work that leaves nothing to clean
   up: no threads, no temporary folders, every file it wrote closed) the process ends
   without the interpreter's teardown, which frees every module and object one by one
@@ -19,6 +21,9 @@ import gc
 import os
 import sys
 from typing import NoReturn
+
+from oper8d.cachefiles import cache_dir
+from oper8d.cli.dataclass_code import reused_dataclass_code
 
 __all__ = ["BOUNDED_COMMANDS", "ProcessRun", "run"]
 
@@ -38,11 +43,14 @@ class ProcessRun:
 def run() -> NoReturn:
     """Run the command line in ``sys.argv`` and end the process."""
     gc.disable()
-    from oper8d.cli.main import main
-
     process = ProcessRun()
     try:
-        main(obj=process)
+        # every class made while the command runs (most at the imports below and at the
+        # command's own) reuses its methods' stored code: ~0.5 ms less per class
+        with reused_dataclass_code(cache_dir()):
+            from oper8d.cli.main import main
+
+            main(obj=process)
     except SystemExit as done:
         code = done.code
         if process.command not in BOUNDED_COMMANDS or not (code is None or isinstance(code, int)):

@@ -1,0 +1,91 @@
+"""Files kept between oper8d processes (``$XDG_CACHE_HOME/oper8d``): where they live and
+the rules for trusting one.
+
+The caches hold code that runs (compiled templates, compiled dataclass methods), so a file
+is trusted only when nobody but this user could have written it: the folder is created
+0700 and used only when it is a real folder of this user that group and others cannot
+enter; a file is read only when it is a regular file of this user that nobody else can
+write, begins with the expected magic line and its body matches the sha256 written after
+that line. Files are written to a new private file (0600) and renamed into place, so a
+reader never sees half a file. Any problem means "nothing stored", silently: a cache is an
+optimisation. ``OPER8D_NO_CACHE=1`` turns every cache off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["cache_dir", "private_folder", "read_private", "write_private"]
+
+_DIGEST = 32  # sha256
+
+
+def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The cache folder, or None when ``OPER8D_NO_CACHE`` is set (to anything but ``0``
+    or empty) or no home folder is known."""
+    env = os.environ if environ is None else environ
+    if env.get("OPER8D_NO_CACHE", "") not in ("", "0"):
+        return None
+    base = env.get("XDG_CACHE_HOME", "")
+    if not base or not os.path.isabs(base):  # the XDG spec: a relative value is ignored
+        home = env.get("HOME") or os.path.expanduser("~")
+        if not home or not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
+    return Path(base) / "oper8d"
+
+
+def private_folder(folder: Path) -> bool:
+    """Create ``folder`` 0700 if missing; whether it is a real folder of this user that
+    nobody else can enter or write."""
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700, parents=True)
+    info = os.lstat(folder)
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077 == 0
+
+
+def read_private(path: Path, magic: bytes) -> bytes | None:
+    """The body of the file at ``path`` written by :func:`write_private` with ``magic``, or
+    None when there is none or it cannot be trusted (a link, another owner, writable by
+    others, another magic, a body that does not match its checksum)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as stream:
+            info = os.fstat(stream.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+                return None
+            data = stream.read()
+    except OSError:
+        return None
+    head, digest = data[: len(magic)], data[len(magic) : len(magic) + _DIGEST]
+    body = data[len(magic) + _DIGEST :]
+    if head != magic or hashlib.sha256(body).digest() != digest:
+        return None
+    return body
+
+
+def write_private(path: Path, magic: bytes, body: bytes) -> None:
+    """Write ``magic``, the sha256 of ``body`` and ``body`` to a new private file beside
+    ``path``, then rename it over ``path``. Raises OSError."""
+    import secrets  # (only a process that changed a cache writes: a warm render does not)
+
+    data = magic + hashlib.sha256(body).digest() + body
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
