@@ -20,11 +20,10 @@ file's status, or all their contents while one changed moments ago, see ``_code_
 the file repeats that key inside.
 
 The security model: the bundle author is trusted, the CR author is not, and the cache holds
-code that runs. It is used only in a folder this user owns with no access for group or
-others (created 0700); a file is read only when it is a regular file this user owns that
-nobody else can write, and its sha256 checksum and key match. Files are written to a new
-temporary file (0600) and renamed into place, so a reader never sees half a file. Any
-problem (unreadable, corrupt, foreign, another version) means a normal compile, silently.
+code that runs. Its files follow the rules of :mod:`oper8d.cachefiles` (a private folder,
+files only this user can write, checksummed, written whole), and a store file must also
+repeat its key. Any problem (unreadable, corrupt, foreign, another version) means a normal
+compile, silently.
 """
 
 from __future__ import annotations
@@ -33,7 +32,6 @@ import contextlib
 import hashlib
 import marshal
 import os
-import stat
 import sys
 import time
 from collections.abc import Mapping
@@ -42,31 +40,16 @@ from types import CodeType
 from typing import Any
 
 from oper8d.bundle.fastyaml import Parsed
+from oper8d.cachefiles import cache_dir, private_folder, read_private, write_private
 from oper8d.limits import Limits
 from oper8d.template.environment import CodeEntry
 
-__all__ = ["CodeStore", "cache_dir", "data_key", "open_store"]
+__all__ = ["CodeStore", "data_key", "open_store"]
 
 #: the first bytes of a store file; a new layout gets a new magic
 _MAGIC = b"oper8d-compile-cache 2\n"
-_DIGEST = 32
 #: more store files than this: the oldest are removed when one is written
 _MAX_FILES = 64
-
-
-def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
-    """The cache folder, or None when ``OPER8D_NO_CACHE`` is set (to anything but ``0``
-    or empty) or no home folder is known."""
-    env = os.environ if environ is None else environ
-    if env.get("OPER8D_NO_CACHE", "") not in ("", "0"):
-        return None
-    base = env.get("XDG_CACHE_HOME", "")
-    if not base or not os.path.isabs(base):  # the XDG spec: a relative value is ignored
-        home = env.get("HOME") or os.path.expanduser("~")
-        if not home or not os.path.isabs(home):
-            return None
-        base = os.path.join(home, ".cache")
-    return Path(base) / "oper8d"
 
 
 class CodeStore:
@@ -150,9 +133,8 @@ class CodeStore:
         ):
             return
         body = marshal.dumps((self._key, self._used, frozenset(self._passed), self._parses))
-        data = _MAGIC + hashlib.sha256(body).digest() + body
         with contextlib.suppress(OSError):
-            _write_atomically(self.path, data)
+            write_private(self.path, _MAGIC, body)
             _prune(self._folder)
         self._known = dict(self._used)
         self._known_passed = frozenset(self._passed)
@@ -191,7 +173,7 @@ def open_store(
     if folder is None:
         return None
     try:
-        if not _private_folder(folder):
+        if not private_folder(folder):
             return None
         key = _key(root, limits)
     except (OSError, ValueError):
@@ -199,15 +181,6 @@ def open_store(
     store = CodeStore(folder, key, {})
     entries, passed, parses = _read(store.path, key)
     return CodeStore(folder, key, entries, passed, parses)
-
-
-def _private_folder(folder: Path) -> bool:
-    """Create ``folder`` 0700 if missing; whether it is a real folder of this user that
-    nobody else can enter or write."""
-    with contextlib.suppress(FileExistsError):
-        folder.mkdir(mode=0o700, parents=True)
-    info = os.lstat(folder)
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077 == 0
 
 
 def _key(root: Path, limits: Limits) -> str:
@@ -278,21 +251,8 @@ def _read(path: Path, key: str) -> _Stored:
     """The entries and passed checks stored at ``path`` under ``key``; nothing when there
     are none or the file is not one this process wrote (wrong owner or mode, corrupt,
     another key)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return _NOTHING
-    try:
-        with os.fdopen(fd, "rb") as stream:
-            info = os.fstat(stream.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
-                return _NOTHING
-            data = stream.read()
-    except OSError:
-        return _NOTHING
-    head, digest = data[: len(_MAGIC)], data[len(_MAGIC) : len(_MAGIC) + _DIGEST]
-    body = data[len(_MAGIC) + _DIGEST :]
-    if head != _MAGIC or hashlib.sha256(body).digest() != digest:
+    body = read_private(path, _MAGIC)
+    if body is None:
         return _NOTHING
     try:
         stored_key, entries, passed, parses = marshal.loads(body)
@@ -323,23 +283,6 @@ def _is_entry(value: object) -> bool:
         and all(isinstance(r, str) for r in references)
         and isinstance(code, CodeType)
     )
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to a new private file beside ``path``, then rename it over ``path``."""
-    import secrets  # (only a cold load writes: a warm render does not load it)
-
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(tmp, flags, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _prune(folder: Path) -> None:

@@ -22,7 +22,7 @@ from jinja2 import Environment
 
 from benchmarks.gen import write_bundle
 from oper8d.bundle import load_bundle
-from oper8d.bundle.cache import cache_dir
+from oper8d.cachefiles import cache_dir
 from oper8d.cli.main import main
 from oper8d.errors import BundleError
 
