@@ -28,34 +28,16 @@ __version__ = "0.1.0"
 
 # Loaded on first use: the bundle compiler pulls in Jinja (`oper8d --help` and error-only
 # imports stay fast), and the `oper8d` process makes every class, errors' too, only once it
-# can reuse their compiled methods (cli/dataclass_code.py).
-_ERRORS = (
-    "BundleError",
-    "ClusterError",
-    "ConfigError",
-    "ExpectedError",
-    "FatalError",
-    "Oper8dError",
-    "PreconditionError",
-    "Problem",
-    "ReconcileError",
-    "RolloutError",
-    "SourcePos",
-    "VerificationError",
-)
-_LAZY = {
-    "Bundle": "oper8d.bundle",
-    "load_bundle": "oper8d.bundle",
-    "Cluster": "oper8d.cluster",
-    **dict.fromkeys(_ERRORS, "oper8d.errors"),
-}
+# can reuse their compiled methods (cli/dataclass_code.py). Every other name of `__all__`
+# is an error type of oper8d.errors.
+_LAZY = {"Bundle": "oper8d.bundle", "load_bundle": "oper8d.bundle", "Cluster": "oper8d.cluster"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
+    if name in __all__:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        return getattr(importlib.import_module(_LAZY.get(name, "oper8d.errors")), name)
     raise AttributeError(f"module 'oper8d' has no attribute {name!r}")
 
 
