@@ -38,7 +38,7 @@ from oper8d.cluster.index import Key, ObjectIndex
 from oper8d.cluster.listtypes import ListTypes, Shape
 from oper8d.cluster.scheme import KindTable, has_generation
 from oper8d.cluster.selectors import Selector, as_selector
-from oper8d.cluster.simulate import Simulator
+from oper8d.cluster.simulate import DefaultSimulator, Simulator
 from oper8d.cluster.workload_status import SAFE_ALPHABET
 from oper8d.errors import ClusterError
 from oper8d.kinds import group_of, path_segment_problem
@@ -251,7 +251,7 @@ class Store(DeletionMixin):
             entry = self._objects.get(key)
             if entry is None or entry.obj["metadata"].get("deletionTimestamp"):
                 continue
-            status = self._simulator.on_tick(self._view, fields.clone(entry.obj))
+            status = self._simulator.on_tick(self._view, self._shown(entry.obj))
             if status is not None and status != entry.obj.get("status"):
                 self._write_status(key, status)
                 changed += 1
@@ -310,7 +310,7 @@ class Store(DeletionMixin):
         if self._removable(key, new):
             self._remove(key)
         elif not meta.get("deletionTimestamp") and self._simulator is not None:
-            status = self._simulator.on_write(self._view, fields.clone(new))
+            status = self._simulator.on_write(self._view, self._shown(new))
             if status is not None:
                 self._write_status(key, status)
         return new
@@ -337,6 +337,13 @@ class Store(DeletionMixin):
         self._write(key, new, self._objects[key].owners)
 
     # -- helpers ------------------------------------------------------------------------
+    def _shown(self, obj: Obj) -> Obj:
+        """What the simulator is given of a stored object: a copy, except for our own
+        ``DefaultSimulator`` (exactly that class), which only reads it and keeps nothing
+        of it (``tests/unit/test_simulate.py`` holds every builder to that), so it reads
+        the stored version itself. Its statuses are copied when written."""
+        return obj if type(self._simulator) is DefaultSimulator else fields.clone(obj)
+
     def _content(self, obj: Obj, shape: Shape, *, apply: bool = False) -> dict[str, Any]:
         """What the client writes (``obj``: its private copy, at the root ``shape``):
         unknown fields refused (apply) or dropped, the defaults that decide list item
