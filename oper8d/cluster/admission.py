@@ -135,7 +135,7 @@ def check_sent_metadata(sent: Obj, schemas: KubeSchemas) -> None:
 def validate(new: Obj, old: Obj | None) -> None:
     """Raise ``ClusterError`` when the API server would refuse to store ``new``."""
     meta = new.get("metadata")
-    if not isinstance(meta, Mapping):
+    if type(meta) is not dict and not isinstance(meta, Mapping):
         raise _invalid(new, "metadata", "required map", 400)
     if old is None:
         _check_name(new)
@@ -183,7 +183,7 @@ def _check_string_map(obj: Obj, field: str, *, values_are_labels: bool) -> None:
     if entries is None:
         return
     where = f"metadata.{field}"
-    if not isinstance(entries, Mapping):
+    if type(entries) is not dict and not isinstance(entries, Mapping):
         raise _invalid(obj, where, f"must be a map of strings, got {type(entries).__name__}", 400)
     size = 0
     for key, value in entries.items():
@@ -317,7 +317,7 @@ def server_ordered(obj: Obj) -> Obj:
 
 def sorted_keys(value: Any) -> Any:
     """``value`` with every mapping's keys sorted, recursively (how Go writes JSON maps)."""
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):
         return {k: sorted_keys(value[k]) for k in sorted(value, key=str)}
     if isinstance(value, list):
         return [sorted_keys(v) for v in value]

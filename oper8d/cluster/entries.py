@@ -56,7 +56,7 @@ def out(obj: Obj, api_version: str) -> Obj:
 
 def shaped(obj: Any) -> Obj:
     """A private copy of a client's object, after checking it has apiVersion, kind, metadata."""
-    if not isinstance(obj, Mapping):
+    if type(obj) is not dict and not isinstance(obj, Mapping):
         raise ClusterError(f"expected an object (a map), got {type(obj).__name__}", status=400)
     copy: Obj = fields.clone(obj)
     for name in ("apiVersion", "kind"):
