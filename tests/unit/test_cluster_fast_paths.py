@@ -405,3 +405,34 @@ def test_defaulting_plans_do_not_grow_with_the_keys_of_a_map() -> None:
     for n in range(1, 4):
         cluster.apply(crd(n), field_manager="t")
     assert planned() == after_one
+
+
+json_trees = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.text(max_size=3), inner, max_size=3),
+        st.tuples(inner, inner),
+    ),
+    max_leaves=25,
+)
+
+
+def _containers(value: Any) -> list[Any]:
+    """Every dict, list and tuple in ``value``, itself included."""
+    if isinstance(value, dict):
+        return [value, *(c for v in value.values() for c in _containers(v))]
+    if isinstance(value, list | tuple):
+        return [value, *(c for v in value for c in _containers(v))]
+    return []
+
+
+@given(json_trees)
+def test_a_clone_is_a_deep_copy_that_shares_no_container(value: Any) -> None:
+    """What every read and write of the in-memory cluster relies on (``copies.clone``):
+    equal, key order included, tuples made lists, and not one dict or list shared."""
+    copied = clone(value)
+    assert _same(copied, value)
+    assert not any(isinstance(c, tuple) for c in _containers(copied))
+    shared = {id(c) for c in _containers(value)} & {id(c) for c in _containers(copied)}
+    assert not shared
