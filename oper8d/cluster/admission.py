@@ -187,19 +187,21 @@ def _check_string_map(obj: Obj, field: str, *, values_are_labels: bool) -> None:
         raise _invalid(obj, where, f"must be a map of strings, got {type(entries).__name__}", 400)
     size = 0
     for key, value in entries.items():
-        if not isinstance(value, str):
+        if type(value) is not str and not isinstance(value, str):
             raise _invalid(
                 obj,
                 f"{where}[{key!r}]",
                 f"must be a string, got {type(value).__name__} {value!r}; quote it in the template",
                 400,
             )
-        # (an annotation key is checked lower-cased, as the apiserver does: "A/b" is taken)
-        checked = str(key) if values_are_labels else str(key).lower()
-        problem = label_key_problem(checked) or (values_are_labels and label_value_problem(value))
+        text = key if type(key) is str else str(key)
+        if values_are_labels:
+            problem = label_key_problem(text) or label_value_problem(value)
+        else:  # (an annotation key is checked lower-cased, as the apiserver does: "A/b" is taken)
+            problem = label_key_problem(text.lower())
         if problem:
             raise _invalid(obj, where, problem)
-        size += len(str(key)) + len(value)
+        size += len(text) + len(value)
     if not values_are_labels and size > _MAX_ANNOTATIONS_BYTES:
         raise _invalid(obj, where, f"Too long: must have at most {_MAX_ANNOTATIONS_BYTES} bytes")
 
