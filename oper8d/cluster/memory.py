@@ -110,7 +110,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from oper8d.cluster.base import Method, Propagation, check_propagation
-from oper8d.cluster.entries import out, shaped
+from oper8d.cluster.entries import out, outlined, shaped
 from oper8d.cluster.fields import clone
 from oper8d.cluster.selectors import as_selector
 from oper8d.cluster.simulate import Simulator
@@ -250,7 +250,8 @@ class MemoryCluster:
     ) -> Obj:
         """Server-side apply (``apply``), read-modify-write (``update``) or PUT
         (``replace``); ``update`` and ``replace`` create the object when it is missing."""
-        obj = shaped(obj)
+        # (server-side apply copies what it keeps as it walks it: see ``outlined``)
+        obj = outlined(obj) if method == "apply" else shaped(obj)
         if method not in ("apply", "update", "replace"):
             raise ClusterError(
                 f"unknown apply method {method!r}: use apply, update or replace", status=400

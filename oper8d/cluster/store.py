@@ -167,6 +167,8 @@ class Store(DeletionMixin):
         return self._write(key, compose(new, key, obj), owners)
 
     def server_side_apply(self, obj: Obj, manager: str, force: bool) -> Obj:
+        """``obj``: ``entries.outlined`` (below its top level and metadata, the client's):
+        a create copies it as ``apply_create`` walks it, anything else copies it first."""
         if not obj["metadata"].get("name"):
             raise ClusterError(
                 f"{admission.describe(obj)}: metadata.name is required for server-side apply "
@@ -178,11 +180,12 @@ class Store(DeletionMixin):
         check_preconditions(obj, entry.obj if entry else None)
         if entry is None:  # a create: nothing to merge with, nobody else's fields
             admission.check_sent_metadata(obj, self.list_types.schemas)
-            new = fields.content(obj)  # (built on ``obj``, our private copy)
+            new = fields.content(obj)  # (its own top level; apply_create copies the rest)
             owners, unknown = apply_create(new, manager, self._shape_of(obj, None))
             if unknown:
                 raise admission.unknown_fields_error(obj, unknown)
         else:
+            obj = fields.clone(obj)
             shape = self._shape_of(obj, entry)
             new, owners = fields.server_side_apply(
                 fields.content(entry.obj),

@@ -436,3 +436,21 @@ def test_a_clone_is_a_deep_copy_that_shares_no_container(value: Any) -> None:
     assert not any(isinstance(c, tuple) for c in _containers(copied))
     shared = {id(c) for c in _containers(value)} & {id(c) for c in _containers(copied)}
     assert not shared
+
+
+@given(cases)
+@example(("Deployment", TRICKY))
+@example(("unknown kind", {**TRICKY, "extra": {"a": {"b": None}, "c": [None, {"a": None}]}}))
+def test_a_create_by_apply_neither_changes_nor_keeps_the_config_it_is_given(
+    case: tuple[str, dict[str, Any]],
+) -> None:
+    """The store hands ``apply_create`` the client's object below its top level (no copy
+    first): the walk copies each map and list before it changes or keeps it."""
+    kind, config = case
+    before = json.dumps(config)
+    made = dict(config)  # (the top level: ``fields.content``'s own)
+    _owners, unknown = apply_create(made, "op", SHAPES[kind])
+    assert json.dumps(config) == before
+    if not unknown:  # (a refused apply keeps nothing)
+        ours = {id(c) for c in _containers(made)}
+        assert not ours & {id(c) for c in _containers(config)}
