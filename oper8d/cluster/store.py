@@ -327,7 +327,7 @@ class Store(DeletionMixin):
             new.pop("status", None)
         else:
             new["status"] = fields.clone(status)
-        new = admission.server_ordered(new)
+        new = admission.status_ordered(new)
         if new == entry.obj:
             return entry.obj
         new["metadata"]["resourceVersion"] = self._next_resource_version()
