@@ -92,9 +92,12 @@ a create by server-side apply), ``cluster.admission`` (refusals, server-side rew
 ``cluster.selectors`` and ``cluster.simulate`` / ``cluster.workload_status``.
 
 Speed: an offline render creates hundreds of objects through this class, so the write
-path has shortcuts (a create by server-side apply in one walk, defaulting planned per
-schema node, ownership trimmed when read, copies made only at the edges); each is held
-to the general path by a property test (``tests/unit/test_cluster_fast_paths.py``).
+path has shortcuts (a create by server-side apply in one walk that also makes the
+store's copy, defaulting planned per schema node, ownership trimmed when read, copies
+made only at the edges, ``DefaultSimulator`` shown stored objects without a copy, a
+status write leaving a built-in kind's order as stored); each is held to the general
+path or to sharing nothing by a test (``tests/unit/test_cluster_fast_paths.py``,
+``test_memory_cluster.py``, ``test_simulate.py``).
 """
 
 from __future__ import annotations
