@@ -497,3 +497,16 @@ def test_every_stored_object_is_in_the_servers_order_also_after_status_writes(
         cluster.update_status({**live, "status": {**status, "nested": dict(status)}})
     for obj in cluster.objects():
         assert json.dumps(obj) == json.dumps(server_ordered(obj))
+
+
+@given(st.one_of(st.text(alphabet="./%?#a-\n", max_size=4), st.none(), st.integers()))
+@example(".")
+@example("..")
+@example("...")
+@example("..\n")
+def test_the_stores_quick_segment_check_agrees_with_path_segment_problem(value: Any) -> None:
+    from oper8d.cluster.store import _unsafe
+    from oper8d.kinds import path_segment_problem
+
+    expected = isinstance(value, str) and path_segment_problem(value) is not None
+    assert _unsafe(value) == expected
