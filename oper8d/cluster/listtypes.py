@@ -286,7 +286,7 @@ def _key_names(part: str) -> tuple[str, ...] | None:
 def item_id(item: Any, list_type: ListType) -> str:
     """The path element naming one item of an associative list, as ``managedFields``
     writes it: ``v:"value"`` in a set, ``k:{"name":"web"}`` in a map-list."""
-    if list_type.kind == "set" or not isinstance(item, Mapping):
+    if list_type.kind == "set" or (type(item) is not dict and not isinstance(item, Mapping)):
         return "v:" + _json(item)
     return "k:" + _json({k: item[k] for k in list_type.keys if k in item})
 

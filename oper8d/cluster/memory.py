@@ -92,9 +92,12 @@ a create by server-side apply), ``cluster.admission`` (refusals, server-side rew
 ``cluster.selectors`` and ``cluster.simulate`` / ``cluster.workload_status``.
 
 Speed: an offline render creates hundreds of objects through this class, so the write
-path has shortcuts (a create by server-side apply in one walk, defaulting planned per
-schema node, ownership trimmed when read, copies made only at the edges); each is held
-to the general path by a property test (``tests/unit/test_cluster_fast_paths.py``).
+path has shortcuts (a create by server-side apply in one walk that also makes the
+store's copy, defaulting planned per schema node, ownership trimmed when read, copies
+made only at the edges, ``DefaultSimulator`` shown stored objects without a copy, a
+status write leaving a built-in kind's order as stored); each is held to the general
+path or to sharing nothing by a test (``tests/unit/test_cluster_fast_paths.py``,
+``test_memory_cluster.py``, ``test_simulate.py``).
 """
 
 from __future__ import annotations
@@ -110,7 +113,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from oper8d.cluster.base import Method, Propagation, check_propagation
-from oper8d.cluster.entries import out, shaped
+from oper8d.cluster.entries import out, outlined, shaped
 from oper8d.cluster.fields import clone
 from oper8d.cluster.selectors import as_selector
 from oper8d.cluster.simulate import Simulator
@@ -250,7 +253,8 @@ class MemoryCluster:
     ) -> Obj:
         """Server-side apply (``apply``), read-modify-write (``update``) or PUT
         (``replace``); ``update`` and ``replace`` create the object when it is missing."""
-        obj = shaped(obj)
+        # (server-side apply copies what it keeps as it walks it: see ``outlined``)
+        obj = outlined(obj) if method == "apply" else shaped(obj)
         if method not in ("apply", "update", "replace"):
             raise ClusterError(
                 f"unknown apply method {method!r}: use apply, update or replace", status=400

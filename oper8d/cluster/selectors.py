@@ -51,6 +51,7 @@ _SPECIAL = "!=,()<>"
 
 
 @functools.lru_cache(maxsize=4096)  # pure; every write checks the same few keys again
+@functools.lru_cache(maxsize=4096)  # pure; every write checks the same few keys again
 def label_key_problem(key: str) -> str | None:
     """Why ``key`` is not a valid label key (``[prefix/]name``), or None when it is."""
     prefix, slash, name = key.rpartition("/")
@@ -294,10 +295,9 @@ _DICT_OPERATORS: dict[str, Operator] = {
 
 def selector_from_dict(spec: Mapping[str, Any]) -> Selector:
     """Read a ``LabelSelector`` object (``matchLabels`` / ``matchExpressions``)."""
-    where = f"label selector {dict(spec)!r}"
 
-    def fail(why: str) -> ClusterError:
-        return ClusterError(f"invalid {where}: {why}", status=400)
+    def fail(why: str) -> ClusterError:  # (the selector shown only in a refusal)
+        return ClusterError(f"invalid label selector {dict(spec)!r}: {why}", status=400)
 
     unknown = set(spec) - {"matchLabels", "matchExpressions"}
     if unknown:

@@ -38,7 +38,7 @@ from oper8d.cluster.index import Key, ObjectIndex
 from oper8d.cluster.listtypes import ListTypes, Shape
 from oper8d.cluster.scheme import KindTable, has_generation
 from oper8d.cluster.selectors import Selector, as_selector
-from oper8d.cluster.simulate import Simulator
+from oper8d.cluster.simulate import DefaultSimulator, Simulator
 from oper8d.cluster.workload_status import SAFE_ALPHABET
 from oper8d.errors import ClusterError
 from oper8d.kinds import group_of, path_segment_problem
@@ -46,6 +46,14 @@ from oper8d.kubeschema import CRDError, KubeSchemas
 from oper8d.objects import Obj
 
 _FIRST_CLUSTER_IP = int(ipaddress.IPv4Address("10.96.0.0"))
+
+
+def _unsafe(value: Any) -> bool:
+    """``kinds.path_segment_problem`` would refuse ``value`` (a test holds the two to the
+    same answer), answered without building its message."""
+    return isinstance(value, str) and (
+        value in (".", "..") or "/" in value or "%" in value or "?" in value or "#" in value
+    )
 
 
 class StoreView:
@@ -102,10 +110,11 @@ class Store(DeletionMixin):
 
     # -- reads --------------------------------------------------------------------------
     def key(self, api_version: str, kind: str, name: str, namespace: str | None) -> Key:
-        for what, value in (("name", name), ("namespace", namespace)):
-            problem = path_segment_problem(value) if isinstance(value, str) else None
-            if problem is not None:  # a real client refuses it before sending (kube_discovery)
-                raise ClusterError(f"{kind}: invalid {what}: {problem}", status=400)
+        if _unsafe(name) or _unsafe(namespace):  # (every read and write asks this)
+            for what, value in (("name", name), ("namespace", namespace)):
+                problem = path_segment_problem(value) if isinstance(value, str) else None
+                if problem is not None:  # a real client refuses it before sending
+                    raise ClusterError(f"{kind}: invalid {what}: {problem}", status=400)
         group = group_of(api_version)
         if not self.kinds.namespaced(group, kind):
             return (group, kind, "", name)
@@ -167,6 +176,8 @@ class Store(DeletionMixin):
         return self._write(key, compose(new, key, obj), owners)
 
     def server_side_apply(self, obj: Obj, manager: str, force: bool) -> Obj:
+        """``obj``: ``entries.outlined`` (below its top level and metadata, the client's):
+        a create copies it as ``apply_create`` walks it, anything else copies it first."""
         if not obj["metadata"].get("name"):
             raise ClusterError(
                 f"{admission.describe(obj)}: metadata.name is required for server-side apply "
@@ -178,11 +189,12 @@ class Store(DeletionMixin):
         check_preconditions(obj, entry.obj if entry else None)
         if entry is None:  # a create: nothing to merge with, nobody else's fields
             admission.check_sent_metadata(obj, self.list_types.schemas)
-            new = fields.content(obj)  # (built on ``obj``, our private copy)
+            new = fields.content(obj)  # (its own top level; apply_create copies the rest)
             owners, unknown = apply_create(new, manager, self._shape_of(obj, None))
             if unknown:
                 raise admission.unknown_fields_error(obj, unknown)
         else:
+            obj = fields.clone(obj)
             shape = self._shape_of(obj, entry)
             new, owners = fields.server_side_apply(
                 fields.content(entry.obj),
@@ -251,7 +263,7 @@ class Store(DeletionMixin):
             entry = self._objects.get(key)
             if entry is None or entry.obj["metadata"].get("deletionTimestamp"):
                 continue
-            status = self._simulator.on_tick(self._view, fields.clone(entry.obj))
+            status = self._simulator.on_tick(self._view, self._shown(entry.obj))
             if status is not None and status != entry.obj.get("status"):
                 self._write_status(key, status)
                 changed += 1
@@ -310,7 +322,7 @@ class Store(DeletionMixin):
         if self._removable(key, new):
             self._remove(key)
         elif not meta.get("deletionTimestamp") and self._simulator is not None:
-            status = self._simulator.on_write(self._view, fields.clone(new))
+            status = self._simulator.on_write(self._view, self._shown(new))
             if status is not None:
                 self._write_status(key, status)
         return new
@@ -324,7 +336,7 @@ class Store(DeletionMixin):
             new.pop("status", None)
         else:
             new["status"] = fields.clone(status)
-        new = admission.server_ordered(new)
+        new = admission.status_ordered(new)
         if new == entry.obj:
             return entry.obj
         new["metadata"]["resourceVersion"] = self._next_resource_version()
@@ -337,6 +349,13 @@ class Store(DeletionMixin):
         self._write(key, new, self._objects[key].owners)
 
     # -- helpers ------------------------------------------------------------------------
+    def _shown(self, obj: Obj) -> Obj:
+        """What the simulator is given of a stored object: a copy, except for our own
+        ``DefaultSimulator`` (exactly that class), which only reads it and keeps nothing
+        of it (``tests/unit/test_simulate.py`` holds every builder to that), so it reads
+        the stored version itself. Its statuses are copied when written."""
+        return obj if type(self._simulator) is DefaultSimulator else fields.clone(obj)
+
     def _content(self, obj: Obj, shape: Shape, *, apply: bool = False) -> dict[str, Any]:
         """What the client writes (``obj``: its private copy, at the root ``shape``):
         unknown fields refused (apply) or dropped, the defaults that decide list item

@@ -291,7 +291,8 @@ def persistentvolumeclaim(obj: Obj, ctx: StatusContext, ready: bool) -> Obj:
 
 
 def _load_balancer(obj: Obj, ctx: StatusContext, ready: bool) -> Obj:
-    previous = (_prev(obj).get("loadBalancer") or {}).get("ingress") or []
+    # (copies: ``service`` fills in the items, and ``obj`` is never changed)
+    previous = [dict(i) for i in (_prev(obj).get("loadBalancer") or {}).get("ingress") or []]
     if not ready:
         return {"loadBalancer": {"ingress": previous}} if previous else {"loadBalancer": {}}
     ip = previous[0].get("ip") if previous else ctx.next_load_balancer_ip()

@@ -336,10 +336,14 @@ def content_hash(obj: Obj) -> str:
     return _sha(body)
 
 
+#: ``json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)`` without
+#: building an encoder per call (every object a render applies is hashed)
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
+
+
 def _sha(body: Obj) -> str:
     # sorted keys: the hash must not depend on the order a template or patch wrote keys in
-    data = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(data.encode()).hexdigest()[:32]
+    return hashlib.sha256(_CANONICAL_JSON(body).encode()).hexdigest()[:32]
 
 
 def is_current(wanted: Obj, live: Obj) -> bool:
@@ -374,8 +378,7 @@ def as_stored(obj: Obj) -> Obj:
 
 def projection_digest(live: Obj, wanted: Obj) -> str:
     """A digest of the live object's values at the paths ``wanted`` sets."""
-    data = json.dumps(_project(live, wanted), sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(data.encode()).hexdigest()[:32]
+    return hashlib.sha256(_CANONICAL_JSON(_project(live, wanted)).encode()).hexdigest()[:32]
 
 
 _ABSENT = "\x00absent"

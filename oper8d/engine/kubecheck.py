@@ -57,8 +57,8 @@ def check_schema(
 ) -> Obj:
     """``obj`` with its values coerced to the schema's types, once it validates; else a
     ConfigError listing the fields the API server would refuse."""
-    coerced: dict[str, Any] = schemas.coerce(obj).obj
-    result = schemas.validate(coerced)
+    coerced: dict[str, Any]
+    coerced, result = schemas.checked(obj)
     if result.warning and warnings is not None:
         warnings.once(result.warning)
     if result.ok:

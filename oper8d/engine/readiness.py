@@ -42,7 +42,9 @@ class Readiness:
 def _get(obj: ObjView, *path: str) -> Any:
     cur: Any = obj
     for key in path:
-        if not isinstance(cur, Mapping):
+        # (a dict by its type first: the check against the Mapping ABC is slow, and
+        # every readiness rule reads several fields of every object)
+        if type(cur) is not dict and not isinstance(cur, Mapping):
             return None
         cur = cur.get(key)
     return cur
@@ -58,7 +60,7 @@ def _int(obj: ObjView, *path: str, default: int = 0) -> int:
 
 def _condition(obj: ObjView, type_: str) -> Mapping[str, Any] | None:
     for cond in _get(obj, "status", "conditions") or ():
-        if isinstance(cond, Mapping) and cond.get("type") == type_:
+        if (type(cond) is dict or isinstance(cond, Mapping)) and cond.get("type") == type_:
             return cond
     return None
 

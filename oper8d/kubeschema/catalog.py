@@ -283,6 +283,25 @@ class KubeSchemas:
         new = root.coerce(obj, (), out, allow)
         return Coerced(new, tuple(Coercion(format_path(p), p, b, a) for p, b, a in out))
 
+    def checked(self, obj: Any) -> tuple[Any, Validation]:
+        """``coerce(obj).obj`` and what ``validate`` finds in it, in one call (what the
+        engine asks of every rendered object). An object of a built-in kind that validates
+        as it stands is returned as it is, without the coercion walk: every value
+        ``coerce`` changes there fails the check (a number or boolean where a string goes,
+        a string of digits as a port), so such an object has none. A custom kind's whole
+        floats pass as integers and are coerced, so it always takes both walks. A test
+        holds this to coerce-then-validate on the schema corpus and on generated values."""
+        if isinstance(obj, dict):
+            api_version, kind = obj.get("apiVersion"), obj.get("kind")
+            if isinstance(api_version, str) and isinstance(kind, str):
+                entry = self._kinds.get((api_version, kind))
+                if entry is not None and isinstance(entry[1], str):
+                    found = self.validate(obj)
+                    if found.ok:
+                        return obj, found
+        coerced = self.coerce(obj).obj
+        return coerced, self.validate(coerced)
+
     def has_field(
         self, api_version: str, kind: str, path: Sequence[str | int]
     ) -> tuple[bool | None, tuple[str, ...]]:

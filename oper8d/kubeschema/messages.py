@@ -85,13 +85,15 @@ def enum_check(
         members: Any = frozenset((*allowed, *also_ok))
     except TypeError:
         members = list(allowed)
+    # (worked out once: every string of every object meets an enum or two)
+    bools_allowed = any(isinstance(a, bool) for a in allowed)
 
     def check(value: Any, path: Path, errors: Errors) -> None:
         try:
             ok = value in members
         except TypeError:
             ok = False
-        if ok and isinstance(value, bool) != any(isinstance(a, bool) for a in allowed):
+        if ok and isinstance(value, bool) != bools_allowed:
             ok = value in [a for a in allowed if type(a) is type(value)]
         if not ok:
             errors.append((path, enum_error(value, allowed)))

@@ -176,15 +176,17 @@ def label_annotation_problems(meta: dict[str, Any], path: Path, errors: Errors) 
     labels = meta.get("labels")
     if isinstance(labels, dict):
         for key, value in labels.items():
-            where = (*path, "labels", MapKey(key))
             problem = qualified_name_problem(str(key))
             if problem:
+                where = (*path, "labels", MapKey(key))
                 errors.append((where, f'Invalid value: "{key}": {problem}'))
             if isinstance(value, str):
                 if len(value) > 63:
                     too_long = "must be no more than 63 characters"
+                    where = (*path, "labels", MapKey(key))
                     errors.append((where, f'Invalid value: "{value}": {too_long}'))
                 elif not _LABEL_VALUE.fullmatch(value):
+                    where = (*path, "labels", MapKey(key))
                     errors.append((where, f'Invalid value: "{value}": {_LABEL_VALUE_MSG}'))
     annotations = meta.get("annotations")
     if isinstance(annotations, dict):

@@ -405,3 +405,108 @@ def test_defaulting_plans_do_not_grow_with_the_keys_of_a_map() -> None:
     for n in range(1, 4):
         cluster.apply(crd(n), field_manager="t")
     assert planned() == after_one
+
+
+json_trees = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.text(max_size=3), inner, max_size=3),
+        st.tuples(inner, inner),
+    ),
+    max_leaves=25,
+)
+
+
+def _containers(value: Any) -> list[Any]:
+    """Every dict, list and tuple in ``value``, itself included."""
+    if isinstance(value, dict):
+        return [value, *(c for v in value.values() for c in _containers(v))]
+    if isinstance(value, list | tuple):
+        return [value, *(c for v in value for c in _containers(v))]
+    return []
+
+
+@given(json_trees)
+def test_a_clone_is_a_deep_copy_that_shares_no_container(value: Any) -> None:
+    """What every read and write of the in-memory cluster relies on (``copies.clone``):
+    equal, key order included, tuples made lists, and not one dict or list shared."""
+    copied = clone(value)
+    assert _same(copied, value)
+    assert not any(isinstance(c, tuple) for c in _containers(copied))
+    shared = {id(c) for c in _containers(value)} & {id(c) for c in _containers(copied)}
+    assert not shared
+
+
+@given(cases)
+@example(("Deployment", TRICKY))
+@example(("unknown kind", {**TRICKY, "extra": {"a": {"b": None}, "c": [None, {"a": None}]}}))
+def test_a_create_by_apply_neither_changes_nor_keeps_the_config_it_is_given(
+    case: tuple[str, dict[str, Any]],
+) -> None:
+    """The store hands ``apply_create`` the client's object below its top level (no copy
+    first): the walk copies each map and list before it changes or keeps it."""
+    kind, config = case
+    before = json.dumps(config)
+    made = dict(config)  # (the top level: ``fields.content``'s own)
+    _owners, unknown = apply_create(made, "op", SHAPES[kind])
+    assert json.dumps(config) == before
+    if not unknown:  # (a refused apply keeps nothing)
+        ours = {id(c) for c in _containers(made)}
+        assert not ours & {id(c) for c in _containers(config)}
+
+
+_keys = st.text(alphabet="zyxcba", min_size=1, max_size=3)
+
+
+@given(
+    labels=st.dictionaries(_keys, st.sampled_from(["a", "b"]), max_size=4),
+    status=st.dictionaries(_keys, st.integers(0, 3), max_size=4),
+)
+def test_every_stored_object_is_in_the_servers_order_also_after_status_writes(
+    labels: dict[str, str], status: dict[str, int]
+) -> None:
+    """A status write orders the new version with ``admission.status_ordered``, which
+    leaves a built-in kind as it is (its sorted maps are the stored version's): held to
+    ``server_ordered`` over objects of both sorts, written and then given statuses."""
+    from oper8d.cluster.admission import server_ordered
+    from oper8d.cluster.simulate import DefaultSimulator
+
+    cluster = MemoryCluster(
+        uid_factory=sequential_uids(), simulator=DefaultSimulator(), schemas=SCHEMAS
+    )
+    meta = {"namespace": "demo", "labels": labels, "annotations": labels}
+    template = {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "c:1"}]},
+    }
+    workload = {"selector": {"matchLabels": {"app": "web"}}, "template": template}
+    sent = [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", **meta}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", **meta}},
+        {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t", **meta}},
+    ]
+    sent[0]["spec"] = workload
+    sent[1]["data"] = labels
+    sent[2]["spec"] = {**labels, "b": {"z": 1, "a": 2}}
+    for obj in sent:
+        cluster.apply(obj, field_manager="op")
+    for obj in sent[1:]:  # (a ConfigMap's status is kept unchecked; a Thing has no schema)
+        live = cluster.get(obj["apiVersion"], obj["kind"], obj["metadata"]["name"], "demo")
+        assert live is not None
+        cluster.update_status({**live, "status": {**status, "nested": dict(status)}})
+    for obj in cluster.objects():
+        assert json.dumps(obj) == json.dumps(server_ordered(obj))
+
+
+@given(st.one_of(st.text(alphabet="./%?#a-\n", max_size=4), st.none(), st.integers()))
+@example(".")
+@example("..")
+@example("...")
+@example("..\n")
+def test_the_stores_quick_segment_check_agrees_with_path_segment_problem(value: Any) -> None:
+    from oper8d.cluster.store import _unsafe
+    from oper8d.kinds import path_segment_problem
+
+    expected = isinstance(value, str) and path_segment_problem(value) is not None
+    assert _unsafe(value) == expected

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kubeschema_corpus import deployment
+from kubeschema_corpus import CASES, deployment, rendered_examples
 
 from oper8d.kubeschema import KubeSchemas
 
@@ -131,3 +131,108 @@ def test_any_scalar_env_values_validate_once_coerced(values: list[Any]) -> None:
 
 
 _SCHEMAS = KubeSchemas.builtin()
+
+
+# -- checked(): coerce then validate, with the coercion walk skipped when it cannot matter
+
+
+def _widget_schemas() -> KubeSchemas:
+    """The built-in kinds plus a custom kind whose integers take whole floats."""
+    spec = {
+        "type": "object",
+        "properties": {
+            "size": {"type": "integer", "minimum": 1},
+            "name": {"type": "string"},
+            "port": {"x-kubernetes-int-or-string": True},
+            "items": {"type": "array", "items": {"type": "integer"}},
+        },
+    }
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.test.io"},
+        "spec": {
+            "group": "test.io",
+            "names": {"kind": "Widget", "plural": "widgets"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
+                }
+            ],
+        },
+    }
+    return _SCHEMAS.with_crds([crd])
+
+
+_WITH_WIDGETS = _widget_schemas()
+_WIDGET = {
+    "apiVersion": "test.io/v1",
+    "kind": "Widget",
+    "metadata": {"name": "w", "namespace": "default"},
+    "spec": {"size": 3, "name": "w", "port": 80, "items": [1, 2]},
+}
+_CORPUS = [
+    *(case.obj for case in CASES),
+    *(doc for _name, doc in rendered_examples()),
+    _WIDGET,
+    {**_WIDGET, "spec": {"size": 3.0}},
+]
+
+
+def _general(schemas: KubeSchemas, obj: Any) -> tuple[str, Any]:
+    coerced = schemas.coerce(obj).obj
+    return repr(coerced), schemas.validate(coerced)
+
+
+def _fast(schemas: KubeSchemas, obj: Any) -> tuple[str, Any]:
+    # (repr: 3.0 == 3 in Python, but not in what the API server is sent)
+    coerced, found = schemas.checked(obj)
+    return repr(coerced), found
+
+
+@pytest.mark.parametrize("obj", _CORPUS)
+def test_checked_is_coerce_then_validate_on_the_corpus(obj: dict[str, Any]) -> None:
+    before = copy.deepcopy(obj)
+    assert _fast(_WITH_WIDGETS, obj) == _general(_WITH_WIDGETS, obj)
+    assert obj == before
+
+
+def _paths(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path into ``value`` (maps by key, lists by index), the root left out."""
+    if not isinstance(value, dict | list):
+        return []
+    out: list[tuple[Any, ...]] = []
+    for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+        out += [(*at, key), *_paths(item, (*at, key))]
+    return out
+
+
+def _replaced(obj: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    node: Any = out
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value
+    return out
+
+
+_VALUES = st.one_of(
+    scalars,
+    st.integers(min_value=-3, max_value=70000).map(float),  # whole floats
+    st.from_regex(r"[0-9]{1,6}", fullmatch=True),  # a port as digits
+    st.none(),
+    st.just({}),
+    st.just([]),
+)
+
+
+@given(data=st.data())
+def test_checked_is_coerce_then_validate_with_any_value_anywhere(data: st.DataObject) -> None:
+    obj = data.draw(st.sampled_from(_CORPUS))
+    path = data.draw(st.sampled_from(_paths(obj)))
+    changed = _replaced(obj, path, data.draw(_VALUES))
+    assert _fast(_WITH_WIDGETS, changed) == _general(_WITH_WIDGETS, changed)

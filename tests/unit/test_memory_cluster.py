@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+from collections import OrderedDict
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -373,6 +375,54 @@ def test_returned_objects_are_copies_the_caller_may_change(cluster: MemoryCluste
     cluster.objects()[0]["spec"]["replicas"] = 90
     live = cluster.get("apps/v1", "Deployment", "web", "demo")
     assert live is not None and live["spec"]["replicas"] == 1
+
+
+def _rich_deployment() -> dict:
+    """A Deployment with maps and lists at every depth, a tuple and a dict subclass."""
+    sent = deployment(labels={"app": "web"}, annotations=OrderedDict(note="x"))
+    pod = sent["spec"]["template"]["spec"]
+    pod["containers"][0].update(
+        args=("serve", "--port=80"),
+        ports=[{"containerPort": 80, "name": "http"}],
+        env=[{"name": "A", "value": "1"}],
+        resources={"limits": {"cpu": "1"}},
+    )
+    pod["volumes"] = [{"name": "data", "emptyDir": {}}]
+    return sent
+
+
+def _containers(value: object) -> list:
+    if isinstance(value, dict):
+        return [value, *(c for v in value.values() for c in _containers(v))]
+    if isinstance(value, list):
+        return [value, *(c for v in value for c in _containers(v))]
+    return []
+
+
+@pytest.mark.parametrize("method", ["apply", "update", "replace"])
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_write_neither_changes_nor_keeps_what_it_was_sent(
+    cluster: MemoryCluster, method: str, existing: bool
+) -> None:
+    """A server-side apply that creates copies the object as it walks it (not first):
+    the client's object stays as it was, and changing it afterwards changes nothing
+    stored; so for every other write."""
+    if existing:
+        cluster.apply(deployment(replicas=2), field_manager="other")
+    sent = _rich_deployment()
+    before = copy.deepcopy(sent)
+    returned = cluster.apply(sent, field_manager="op", method=method)  # type: ignore[arg-type]
+    assert sent == before
+    assert type(sent["metadata"]["annotations"]) is OrderedDict  # (still the client's own)
+    stored = cluster.get("apps/v1", "Deployment", "web", "demo")
+    assert stored is not None
+    assert stored["spec"]["template"]["spec"]["containers"][0]["args"] == ["serve", "--port=80"]
+    for container in (*_containers(sent), *_containers(returned)):
+        if isinstance(container, dict):
+            container["zz"] = "changed"
+        else:
+            container.append("changed")
+    assert cluster.get("apps/v1", "Deployment", "web", "demo") == stored
 
 
 def test_objects_lists_everything_sorted_by_group_kind_namespace_and_name(

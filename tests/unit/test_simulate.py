@@ -304,3 +304,109 @@ def test_without_a_simulator_nothing_gets_a_status() -> None:
     cluster.apply(workload("Deployment"), field_manager="op")
     assert live(cluster, workload("Deployment"))["status"] == {}  # a new one's, never moved
     assert cluster.tick() == 0
+
+
+def _simulated_kinds() -> list[dict]:
+    """One object of every kind ``DefaultSimulator`` builds a status for (and a custom
+    resource it has an override for)."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web", "namespace": "demo"},
+        "spec": {"containers": [{"name": "web", "image": "web:1"}]},
+    }
+    pvc = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data", "namespace": "demo"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    lb = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "lb", "namespace": "demo"},
+        "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]},
+    }
+    ingress = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": "web", "namespace": "demo"},
+        "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}},
+    }
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "dbs.db.io"},
+        "spec": {
+            "group": "db.io",
+            "names": {"kind": "Database", "plural": "dbs", "singular": "db"},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": True, "storage": True}],
+        },
+    }
+    custom = {"apiVersion": "other.io/v1", "kind": "Database", "metadata": {"name": "db"}}
+    custom["metadata"]["namespace"] = "demo"
+    kinds = ("Deployment", "StatefulSet", "ReplicaSet")
+    daemons = workload("DaemonSet", replicas=None)
+    return [*(workload(k) for k in kinds), daemons, job(), pod, pvc, lb, ingress, crd, custom]
+
+
+class _View:
+    """What a simulator reads, over a cluster (as the store's own view)."""
+
+    def __init__(self, cluster: MemoryCluster, clock: Clock) -> None:
+        self.cluster, self.clock = cluster, clock
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None):
+        return self.cluster.get(api_version, kind, name, namespace)
+
+    def list(self, api_version: str, kind: str, namespace=None, label_selector=None):
+        return self.cluster.list(api_version, kind, namespace, label_selector)
+
+    def now(self) -> datetime:
+        return self.clock()
+
+
+@pytest.mark.parametrize("obj", _simulated_kinds(), ids=lambda o: o["kind"])
+def test_the_default_simulator_never_changes_the_object_it_is_shown(obj: dict) -> None:
+    """The store shows ``DefaultSimulator`` its stored objects themselves, not copies
+    (``Store._shown``): every builder, rolling out or settled, with a status from before
+    or none, must leave the object as it was."""
+    import copy
+
+    clock = Clock()
+    overrides = {("Database", "db"): {"conditions": [{"type": "Ready", "status": "True"}]}}
+    cluster = make_cluster(clock, delay_writes=1, overrides=overrides)
+    cluster.apply(obj, field_manager="op")
+    cluster.tick()
+    clock.now += timedelta(seconds=5)
+    view = _View(cluster, clock)
+    stored = live(cluster, obj)
+    written_by_others = {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}]}}
+    bare = {k: v for k, v in stored.items() if k != "status"}
+    for shown in (stored, bare, {**bare, "status": written_by_others}):
+        before = copy.deepcopy(shown)
+        for delay in (0, 1):
+            simulator = DefaultSimulator(delay_writes=delay, overrides=overrides)
+            simulator.on_write(view, shown)  # (a status it returns may share: the store copies it)
+            assert shown == before
+            simulator.on_tick(view, shown)
+            assert shown == before
+
+
+class _Meddler(DefaultSimulator):
+    """A simulator that changes what it is shown (not ours to trust: a subclass)."""
+
+    def on_write(self, cluster, obj):  # type: ignore[no-untyped-def]
+        obj["metadata"].setdefault("labels", {})["meddled"] = "yes"
+        obj["spec"]["replicas"] = 99
+        return super().on_write(cluster, obj)
+
+
+def test_any_other_simulator_is_shown_a_copy() -> None:
+    cluster = MemoryCluster(clock=Clock(), uid_factory=sequential_uids(), simulator=_Meddler())
+    cluster.apply(workload("Deployment"), field_manager="op")
+    stored = live(cluster, workload("Deployment"))
+    assert stored["spec"]["replicas"] == 3
+    assert "meddled" not in stored["metadata"].get("labels", {})
+    assert stored["status"]["replicas"] == 99  # (its status is written as it reports it)
