@@ -126,7 +126,19 @@ def _relative(relpath: str, pos: SourcePos) -> PurePosixPath:
         raise BundleError(
             Problem(f"path {relpath!r} uses '..': bundle paths may not leave the bundle", pos)
         )
+    if "\0" in relpath:
+        raise BundleError(Problem(f"path {relpath!r} holds a NUL character", pos))
     return pure
+
+
+def _real(path: Path, relpath: str, pos: SourcePos) -> Path:
+    """``path.resolve()``; a symlink loop (or a path the system cannot follow) is an
+    error at ``pos``."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as err:  # 3.11 raises RuntimeError("Symlink loop ...")
+        reason = getattr(err, "strerror", None) or str(err) or type(err).__name__
+        raise BundleError(Problem(f"path {relpath!r} cannot be followed: {reason}", pos)) from None
 
 
 def resolve_path(root: Path, relpath: str, *, pos: SourcePos) -> Path:
@@ -137,8 +149,8 @@ def resolve_path(root: Path, relpath: str, *, pos: SourcePos) -> Path:
     The file need not exist.
     """
     pure = _relative(relpath, pos)
-    real_root = root.resolve()
-    return _inside(real_root, (real_root / pure).resolve(), relpath, pos)
+    real_root = _real(root, relpath, pos)
+    return _inside(real_root, _real(real_root / pure, relpath, pos), relpath, pos)
 
 
 def _inside(real_root: Path, real: Path, relpath: str, pos: SourcePos) -> Path:
@@ -170,10 +182,10 @@ class BundleFiles:
         pure = _relative(relpath, pos)
         real_root = self._real_root
         if real_root is None:
-            real_root = self._real_root = self.root.resolve()
+            real_root = self._real_root = _real(self.root, relpath, pos)
         folder = self._folders.get(pure.parent)
         if folder is None:
-            real_folder = (real_root / pure.parent).resolve()
+            real_folder = _real(real_root / pure.parent, relpath, pos)
             inside = real_folder.is_relative_to(real_root)
             folder = os.path.join(real_folder, "") if inside else ""
             self._folders[pure.parent] = folder
@@ -187,7 +199,7 @@ class BundleFiles:
                 simple = False
             if simple:  # inside the bundle, as its folder is
                 return Path(real)
-        return _inside(real_root, (real_root / pure).resolve(), relpath, pos)
+        return _inside(real_root, _real(real_root / pure, relpath, pos), relpath, pos)
 
 
 def read_regular_file(
@@ -206,14 +218,20 @@ def read_regular_file(
     except OSError as err:
         reason = err.strerror or type(err).__name__
         raise BundleError(Problem(f"cannot read {file!r}: {reason}", where)) from None
-    with os.fdopen(fd, "rb") as stream:
+    try:  # (a folder opens here, but os.fdopen would refuse it with an IsADirectoryError)
         mode = os.fstat(fd).st_mode
+    except OSError as err:
+        os.close(fd)
+        reason = err.strerror or type(err).__name__
+        raise BundleError(Problem(f"cannot read {file!r}: {reason}", where)) from None
+    if not stat.S_ISREG(mode):
+        os.close(fd)
         if stat.S_ISDIR(mode):
             raise BundleError(Problem(f"{file!r} is a folder, not a YAML file", where))
-        if not stat.S_ISREG(mode):
-            raise BundleError(
-                Problem(f"{file!r} is not a regular file (a pipe or a device?): not read", where)
-            )
+        raise BundleError(
+            Problem(f"{file!r} is not a regular file (a pipe or a device?): not read", where)
+        )
+    with os.fdopen(fd, "rb") as stream:
         try:
             raw = stream.read(max_bytes + 1) if max_bytes > 0 else stream.read()
         except OSError as err:

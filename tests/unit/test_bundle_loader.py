@@ -15,6 +15,7 @@ from oper8d.bundle.loader import (
     Document,
     load_yaml_file,
     load_yaml_text,
+    read_bundle_text,
     resolve_path,
 )
 from oper8d.errors import BundleError, SourcePos
@@ -231,8 +232,6 @@ def _resolved(resolve, root: Path, relpath: str) -> str:
         return str(resolve(root, relpath))
     except BundleError as err:
         return f"error: {err}"
-    except RuntimeError as err:  # Path.resolve: a symlink loop
-        return f"loop: {err}"
 
 
 def test_a_loads_file_resolver_finds_what_resolve_path_finds(tmp_path: Path):
@@ -286,6 +285,29 @@ def test_a_loads_file_resolver_finds_what_resolve_path_finds(tmp_path: Path):
     assert "outside the bundle" in _resolved(
         lambda _r, p: files.resolve(p, pos=site), root, "templates/out.yaml"
     )
+
+
+@pytest.mark.parametrize(
+    ("relpath", "links", "says"),
+    [
+        ("components", {}, "'components' is a folder, not a YAML file"),
+        (".", {}, "'.' is a folder, not a YAML file"),
+        ("components/loop.yaml", {"components/loop.yaml": "loop.yaml"}, "cannot be followed"),
+        ("lf/c.yaml", {"lf": "lf"}, "cannot be followed"),
+        ("components/c\0.yaml", {}, "holds a NUL character"),
+    ],
+)
+def test_a_path_that_names_no_file_is_an_error_where_it_is_written(
+    tmp_path: Path, relpath: str, links: dict[str, str], says: str
+):
+    (tmp_path / "components").mkdir()
+    for link, target in links.items():
+        os.symlink(target, tmp_path / link)
+    site = SourcePos("operator.yaml", 8, 16)
+    for load in (load_yaml_file, read_bundle_text):
+        message = error_of(load, tmp_path, relpath, pos=site)
+        assert message.startswith("operator.yaml:8:16: ")
+        assert says in message
 
 
 def test_an_anchor_defined_twice_is_no_warning_and_the_later_one_counts():
