@@ -187,6 +187,7 @@ def _key(root: Path, limits: Limits) -> str:
     """What stored code depends on besides its source: the bundle folder (one file per
     bundle), the limits, and the code that generates and runs it."""
     import jinja2
+    import yaml
 
     parts = [
         str(root.resolve()),
@@ -194,11 +195,36 @@ def _key(root: Path, limits: Limits) -> str:
         sys.version,
         sys.implementation.cache_tag or "",
         jinja2.__version__,
+        yaml.__version__,  # the stored parses: PyYAML and the libyaml it runs
+        yaml._yaml.get_version_string() if yaml.__with_libyaml__ else "",
+        _libraries_status(),  # the stored schema checks
         # the package is imported by now (this module is in it); no import: layering
         str(getattr(sys.modules.get("oper8d"), "__version__", "")),
         _code_digest(),  # stricter than oper8d's version number
     ]
     return "\0".join(parts)
+
+
+#: the libraries the stored schema checks ran (``bundle/spec_schema.py``), not imported by
+#: a warm load: known without an import by the status of their package's first file,
+#: which installing another version replaces
+_LIBRARIES = ("jsonschema", "referencing", "re2")
+
+
+def _libraries_status() -> str:
+    import importlib.util
+
+    found = []
+    for name in _LIBRARIES:
+        try:
+            spec = importlib.util.find_spec(name)
+            origin = spec.origin if spec is not None else None
+            info = os.stat(origin) if origin else None
+        except (ImportError, ValueError, OSError):
+            info = None
+        status = (info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns) if info else ()
+        found.append(f"{name}={origin}{status}")
+    return ";".join(found)
 
 
 #: the oper8d source stored results come from: (folder, file suffix)

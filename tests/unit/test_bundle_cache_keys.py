@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from oper8d.bundle import cache
 from oper8d.bundle.cache import _code_digest, data_key
 
 _plain = st.recursive(
@@ -157,3 +158,20 @@ def test_the_status_digest_covers_every_file_the_content_digest_reads(tmp_path: 
     (package / "bundle" / "notes.txt").write_text("still not source")
     (package / "bundle" / ".hidden.py").write_text("# neither")
     assert _code_digest(package, LATER) == before
+
+
+def test_another_version_of_a_library_the_stored_checks_ran_changes_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "checker"
+    package.mkdir()
+    (package / "__init__.py").write_text("VERSION = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(cache, "_LIBRARIES", ("checker", "not_installed_anywhere"))
+    before = cache._libraries_status()
+    assert before == cache._libraries_status()
+    assert "checker" not in sys.modules  # known without importing it
+    replacement = tmp_path / "new.py"  # as an installer does: a new file in its place
+    replacement.write_text("VERSION = 2\n")
+    replacement.replace(package / "__init__.py")
+    assert cache._libraries_status() != before
