@@ -117,11 +117,17 @@ class TreeTemplate:
             return self._render(shared)
 
 
+#: the marshal format written before references (version 3): an object at two places of
+#: the data is written twice, so each render gets two copies, as a deep copy of data gives
+#: its caller (version 3 on would rebuild one object shared by both places)
+_NO_SHARING = 2
+
+
 def _fresh_copies(value: Any) -> Callable[[], Any]:
     """A function returning a fresh deep copy of constant plain data on each call."""
     if not isinstance(value, dict | list):
         return lambda: value  # scalars are immutable
-    blob = marshal.dumps(value)
+    blob = marshal.dumps(value, _NO_SHARING)
     loads = marshal.loads
     return lambda: loads(blob)
 
@@ -131,7 +137,7 @@ def _skeleton(plain: Any, leaves: list[tuple[Path, CompiledString]]) -> Renderer
     each templated string (``leaves``, in the order they are written) in its place."""
     if leaves[0][0] == ():  # the object is one templated string
         return leaves[0][1].render_in
-    blob = marshal.dumps(plain)
+    blob = marshal.dumps(plain, _NO_SHARING)
     loads = marshal.loads
     # consecutive strings of one mapping or list share the walk down to it
     runs: list[tuple[Path, list[tuple[str | int, Renderer]]]] = []

@@ -131,6 +131,19 @@ def test_the_skeleton_keeps_key_order_and_gives_fresh_containers() -> None:
     assert source["a"] == {"m": [1, {"x": "{{ spec.replicas }}"}]}
 
 
+def test_one_object_at_two_places_of_the_source_renders_as_two_objects() -> None:
+    """Data handed to ``tree`` through the Python API may share an object between two
+    places (the YAML loader never does); each render still gives a copy at each place, as
+    the general plan does (found by an outside tester)."""
+    engine = TemplateEngine()
+    templated, constant = {"x": "{{ name }}"}, {"k": [1]}
+    tree = engine.tree({"p": templated, "q": templated, "r": constant, "s": constant}, POS)
+    out = tree.render(CONTEXT)
+    out["p"]["x"] = "changed"
+    out["r"]["k"].append(2)
+    assert out == {"p": {"x": "changed"}, "q": {"x": "demo"}, "r": {"k": [1, 2]}, "s": {"k": [1]}}
+
+
 def test_a_repeated_string_is_the_same_compiled_string_at_its_own_place() -> None:
     engine = TemplateEngine()
     here, there = SourcePos("operator.yaml", 3, 5), SourcePos("operator.yaml", 9, 7)
