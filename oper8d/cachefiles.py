@@ -7,8 +7,9 @@ is trusted only when nobody but this user could have written it: the folder is c
 enter; a file is read only when it is a regular file of this user that nobody else can
 write, begins with the expected magic line and its body matches the sha256 written after
 that line. Files are written to a new private file (0600) and renamed into place, so a
-reader never sees half a file. Any problem means "nothing stored", silently: a cache is an
-optimisation. ``OPER8D_NO_CACHE=1`` turns every cache off.
+reader never sees half a file; what a killed writer left is removed by a later one. Any
+problem means "nothing stored", silently: a cache is an optimisation.
+``OPER8D_NO_CACHE=1`` turns every cache off.
 """
 
 from __future__ import annotations
@@ -41,10 +42,13 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
 
 
 def private_folder(folder: Path) -> bool:
-    """Create ``folder`` 0700 if missing; whether it is a real folder of this user that
-    nobody else can enter or write."""
-    with contextlib.suppress(FileExistsError):
-        folder.mkdir(mode=0o700, parents=True)
+    """Create ``folder`` 0700 if missing, and its parent (the cache base, ``~/.cache``)
+    when that is missing too, but nothing above: a home folder that does not exist is
+    not made. Whether it is a real folder of this user that nobody else can enter or
+    write. Raises OSError."""
+    for missing in (folder.parent, folder):
+        with contextlib.suppress(FileExistsError):
+            missing.mkdir(mode=0o700)
     info = os.lstat(folder)
     return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077 == 0
 
@@ -53,8 +57,11 @@ def read_private(path: Path, magic: bytes) -> bytes | None:
     """The body of the file at ``path`` written by :func:`write_private` with ``magic``, or
     None when there is none or it cannot be trusted (a link, another owner, writable by
     others, another magic, a body that does not match its checksum)."""
+    # non-blocking: opening a FIFO put in a file's place must not wait for a writer (the
+    # file-type check below then refuses it); it changes nothing for a regular file
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, flags)
     except OSError:
         return None
     try:
@@ -89,3 +96,24 @@ def write_private(path: Path, magic: bytes, body: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    _remove_stale_temporaries(path)
+
+
+#: a temporary file older than this, beside a file just written, was left by a writer that
+#: was killed before its rename (a live one renames within milliseconds)
+_STALE_NS = 600_000_000_000
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Remove the temporary files of ``path`` that killed writers left behind, judged by
+    the time of the file just written (no clock needed)."""
+    prefix = f".{path.name}."
+    with contextlib.suppress(OSError):
+        written = os.stat(path).st_mtime_ns
+        with os.scandir(path.parent) as entries:
+            for entry in entries:
+                name = entry.name
+                ours = name.startswith(prefix) and name.endswith(".tmp") and entry.is_file()
+                if ours and entry.stat().st_mtime_ns < written - _STALE_NS:
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)

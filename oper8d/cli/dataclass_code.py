@@ -35,9 +35,11 @@ from oper8d.cachefiles import private_folder, read_private, write_private
 
 __all__ = ["StoredCode", "reused_dataclass_code"]
 
-_MAGIC = b"oper8d-dataclass-code 1\n"
-#: more stored texts than this (several oper8d versions' classes): keep what a process used
-_MAX_ENTRIES = 2048
+_MAGIC = b"oper8d-dataclass-code 2 "
+#: more stored texts than this (all of oper8d's methods number ~500): keep only what the
+#: process that writes used, so the file, which every process reads whole, stays small
+#: after upgrades (at 2,048 texts reading it cost as much as compiling)
+_MAX_ENTRIES = 640
 
 
 @contextlib.contextmanager
@@ -48,14 +50,16 @@ def reused_dataclass_code(folder: Path | None) -> Iterator[StoredCode]:
     if folder is None or hasattr(dataclasses, "exec"):  # (no store, or already hooked)
         yield StoredCode({})
         return
-    path = folder / f"dataclasses-{_python_tag()}.code"
-    store = StoredCode(_load(folder, path))
+    tag = _python_tag()
+    path = folder / f"dataclasses-{tag}.code"
+    magic = _MAGIC + tag.encode() + b"\n"  # a file renamed from another Python's is refused
+    store = StoredCode(_load(folder, path, magic))
     dataclasses.exec = store.exec  # type: ignore[attr-defined]
     try:
         yield store
     finally:
         del dataclasses.exec  # type: ignore[attr-defined]
-        store.save(folder, path)
+        store.save(folder, path, magic)
 
 
 class StoredCode:
@@ -83,7 +87,7 @@ class StoredCode:
         self._used[source] = code
         builtins.exec(code, globals, locals)
 
-    def save(self, folder: Path, path: Path) -> None:
+    def save(self, folder: Path, path: Path, magic: bytes) -> None:
         """Write the store when this process compiled something new; errors are ignored
         (the store is an optimisation)."""
         if not self.compiled:
@@ -93,7 +97,7 @@ class StoredCode:
             entries = self._used
         with contextlib.suppress(OSError, ValueError):
             if private_folder(folder):
-                write_private(path, _MAGIC, marshal.dumps(entries))
+                write_private(path, magic, marshal.dumps(entries))
 
 
 def _ours(module: str) -> bool:
@@ -117,14 +121,14 @@ def _python_tag() -> str:
     return hashlib.sha256(build).hexdigest()[:16]
 
 
-def _load(folder: Path, path: Path) -> dict[str, CodeType]:
+def _load(folder: Path, path: Path, magic: bytes) -> dict[str, CodeType]:
     """The stored code by source text; nothing when there is none or it is not trusted."""
     try:
         if not private_folder(folder):
             return {}
     except OSError:
         return {}
-    body = read_private(path, _MAGIC)
+    body = read_private(path, magic)
     if body is None:
         return {}
     try:
