@@ -28,7 +28,7 @@ __version__ = "0.1.0"
 
 # Loaded on first use: the bundle compiler pulls in Jinja (`oper8d --help` and error-only
 # imports stay fast), and the `oper8d` process makes every class, errors' too, only once it
-# can reuse their compiled methods (cli/dataclass_code.py). Every other name of `__all__`
+# can reuse their compiled methods (cli/startup_code.py). Every other name of `__all__`
 # is an error type of oper8d.errors.
 _LAZY = {"Bundle": "oper8d.bundle", "load_bundle": "oper8d.bundle", "Cluster": "oper8d.cluster"}
 

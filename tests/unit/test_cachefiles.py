@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from oper8d.cachefiles import cache_dir, private_folder, read_private, write_private
-from oper8d.cli import dataclass_code
-from oper8d.cli.dataclass_code import reused_dataclass_code
+from oper8d.cli import startup_code
+from oper8d.cli.startup_code import reused_startup_code
 
 REPO = Path(__file__).resolve().parents[2]
 FANOUT = REPO / "examples" / "operators" / "fanout"
@@ -81,18 +81,18 @@ def test_a_store_renamed_from_another_python_is_refused(
 ) -> None:
     """Code objects only run on the Python that made them: the tag of the Python that
     wrote a store is in its magic line, not only in its name."""
-    from tests.unit.test_dataclass_code import _make
+    from tests.unit.test_startup_code import _make
 
-    with reused_dataclass_code(tmp_path):
+    with reused_startup_code(tmp_path):
         _make("oper8d.sample")
-    (ours,) = tmp_path.glob("dataclasses-*.code")
-    monkeypatch.setattr(dataclass_code, "_python_tag", lambda: "another-python")
-    with reused_dataclass_code(tmp_path):
+    (ours,) = tmp_path.glob("startup-*.code")
+    monkeypatch.setattr(startup_code, "_python_tag", lambda: "another-python")
+    with reused_startup_code(tmp_path):
         _make("oper8d.sample")
-    (theirs,) = set(tmp_path.glob("dataclasses-*.code")) - {ours}
+    (theirs,) = set(tmp_path.glob("startup-*.code")) - {ours}
     theirs.replace(ours)  # another Python's store under this Python's name
     monkeypatch.undo()
-    with reused_dataclass_code(tmp_path) as reused:
+    with reused_startup_code(tmp_path) as reused:
         _make("oper8d.sample")
     assert reused.stored == 0 and reused.compiled > 0
 
@@ -100,25 +100,25 @@ def test_a_store_renamed_from_another_python_is_refused(
 def test_the_dataclass_store_keeps_only_what_a_process_used_past_its_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.unit.test_dataclass_code import CLASSES, _make
+    from tests.unit.test_startup_code import CLASSES, _make
 
     def entries() -> dict[str, object]:
-        (store,) = tmp_path.glob("dataclasses-*.code")
-        tag = store.stem.removeprefix("dataclasses-")
-        body = read_private(store, b"oper8d-dataclass-code 2 " + tag.encode() + b"\n")
+        (store,) = tmp_path.glob("startup-*.code")
+        tag = store.stem.removeprefix("startup-")
+        body = read_private(store, b"oper8d-startup-code 1 " + tag.encode() + b"\n")
         assert body is not None
         stored: dict[str, object] = marshal.loads(body)
         return stored
 
-    with reused_dataclass_code(tmp_path) as first:
+    with reused_startup_code(tmp_path) as first:
         _make("oper8d.sample")
     assert len(entries()) == first.compiled
     changed = CLASSES.replace("y: int = 0", "y: int = 0\n    z: int = 0")  # an upgrade
-    with reused_dataclass_code(tmp_path) as second:
+    with reused_startup_code(tmp_path) as second:
         _make("oper8d.sample", classes=changed)
     assert second.compiled > 0
     assert len(entries()) == first.compiled + second.compiled  # both versions kept
-    monkeypatch.setattr(dataclass_code, "_MAX_ENTRIES", first.compiled)
-    with reused_dataclass_code(tmp_path) as third:
+    monkeypatch.setattr(startup_code, "_MAX_ENTRIES", first.compiled)
+    with reused_startup_code(tmp_path) as third:
         _make("oper8d.sample", classes=changed.replace("x: int", "w: int"))
     assert len(entries()) == third.stored + third.compiled  # what this process used

@@ -1,4 +1,4 @@
-"""The store of compiled dataclass methods (``oper8d.cli.dataclass_code``): a class made
+"""The store of compiled dataclass methods (``oper8d.cli.startup_code``): a class made
 with stored code is the class Python makes without it, code is stored and reused only for
 its exact text, and a store file is trusted by the cache's rules."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -16,13 +17,14 @@ from typing import Any
 
 import pytest
 
-from oper8d.cli.dataclass_code import reused_dataclass_code
+from oper8d.cli.startup_code import reused_startup_code
 
 REPO = Path(__file__).resolve().parents[2]
 
 #: classes of every kind of field and option ``dataclass`` writes other code for
 CLASSES = """
 import dataclasses
+import re
 from dataclasses import InitVar, KW_ONLY, dataclass, field
 from typing import ClassVar
 
@@ -91,7 +93,7 @@ def _make(module: str, future: bool = False, classes: str = CLASSES) -> dict[str
 
 
 def _store_files(folder: Path) -> list[Path]:
-    return sorted(folder.glob("dataclasses-*.code"))
+    return sorted(folder.glob("startup-*.code"))
 
 
 @pytest.mark.parametrize("future", [False, True], ids=["plain", "future-annotations"])
@@ -99,9 +101,9 @@ def test_classes_made_with_stored_code_are_the_classes_python_makes(
     tmp_path: Path, future: bool
 ) -> None:
     stock = _methods(_make("oper8d.sample", future))
-    with reused_dataclass_code(tmp_path) as first:  # cold: compiles and stores
+    with reused_startup_code(tmp_path) as first:  # cold: compiles and stores
         cold = _make("oper8d.sample", future)
-    with reused_dataclass_code(tmp_path) as second:  # warm: every method from the store
+    with reused_startup_code(tmp_path) as second:  # warm: every method from the store
         warm = _make("oper8d.sample", future)
     assert len(stock) >= 15
     assert (first.stored, second.compiled) == (0, 0)
@@ -124,7 +126,7 @@ def test_classes_made_with_stored_code_are_the_classes_python_makes(
 def test_a_warm_block_compiles_nothing_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with reused_dataclass_code(tmp_path):
+    with reused_startup_code(tmp_path):
         _make("oper8d.sample")
     [store] = _store_files(tmp_path)
     written = store.stat().st_mtime_ns
@@ -137,7 +139,7 @@ def test_a_warm_block_compiles_nothing_and_writes_nothing(
         return real_compile(source, *args, **kwargs)
 
     monkeypatch.setattr("builtins.compile", counting)
-    with reused_dataclass_code(tmp_path):
+    with reused_startup_code(tmp_path):
         _make("oper8d.sample")
     monkeypatch.undo()
     assert compiled == []
@@ -145,28 +147,28 @@ def test_a_warm_block_compiles_nothing_and_writes_nothing(
 
 
 def test_changed_text_is_compiled_afresh(tmp_path: Path) -> None:
-    with reused_dataclass_code(tmp_path):
+    with reused_startup_code(tmp_path):
         _make("oper8d.sample")
     changed = CLASSES.replace("y: int = 0", "y: int = 0\n    z: str = 'z'")
-    with reused_dataclass_code(tmp_path):
+    with reused_startup_code(tmp_path):
         namespace = _make("oper8d.sample", classes=changed)
     assert namespace["Ordered"](1) == namespace["Ordered"](1, 0, "z")
     assert repr(namespace["Ordered"](1)) == "Ordered(x=1, y=0, z='z')"
 
 
 def test_classes_of_other_packages_are_not_stored(tmp_path: Path) -> None:
-    with reused_dataclass_code(tmp_path):
+    with reused_startup_code(tmp_path):
         made = _make("someone_else")
     assert _methods(made) == _methods(_make("someone_else"))
     assert _store_files(tmp_path) == []
 
 
 def test_the_hook_is_gone_after_the_block_even_when_it_raises(tmp_path: Path) -> None:
-    with pytest.raises(RuntimeError), reused_dataclass_code(tmp_path):
+    with pytest.raises(RuntimeError), reused_startup_code(tmp_path):
         assert hasattr(dataclasses, "exec")
         raise RuntimeError("boom")
     assert not hasattr(dataclasses, "exec")
-    with reused_dataclass_code(None):  # no cache folder: nothing changes
+    with reused_startup_code(None):  # no cache folder: nothing changes
         assert not hasattr(dataclasses, "exec")
 
 
@@ -175,7 +177,7 @@ def test_the_hook_is_gone_after_the_block_even_when_it_raises(tmp_path: Path) ->
     ["group-writable", "garbage", "flipped-byte", "symlink"],
 )
 def test_a_store_file_that_cannot_be_trusted_is_ignored(tmp_path: Path, damage: str) -> None:
-    with reused_dataclass_code(tmp_path):
+    with reused_startup_code(tmp_path):
         _make("oper8d.sample")
     [store] = _store_files(tmp_path)
     if damage == "group-writable":
@@ -190,7 +192,7 @@ def test_a_store_file_that_cannot_be_trusted_is_ignored(tmp_path: Path, damage: 
         target = tmp_path / "elsewhere.code"
         store.rename(target)
         store.symlink_to(target)
-    with reused_dataclass_code(tmp_path) as reused:
+    with reused_startup_code(tmp_path) as reused:
         made = _make("oper8d.sample")
     assert reused.stored == 0  # nothing was taken from the file
     assert _methods(made) == _methods(_make("oper8d.sample"))
@@ -202,11 +204,11 @@ _DUMP = textwrap.dedent(
     import dataclasses, importlib, json, pkgutil, sys, types
     import oper8d
     from oper8d.cachefiles import cache_dir
-    from oper8d.cli.dataclass_code import reused_dataclass_code
-    from tests.unit.test_dataclass_code import signature, written_methods
+    from oper8d.cli.startup_code import reused_startup_code
+    from tests.unit.test_startup_code import signature, written_methods
 
     out = {}
-    with reused_dataclass_code(cache_dir()):
+    with reused_startup_code(cache_dir()):
         for info in pkgutil.walk_packages(oper8d.__path__, "oper8d."):
             if info.name.endswith("__main__"):
                 continue
@@ -258,3 +260,87 @@ def test_every_oper8d_dataclass_is_the_same_made_from_the_store(tmp_path: Path) 
     assert len(stock) > 300  # ~95 classes, several methods each
     assert cold == stock
     assert warm == stock
+
+
+#: patterns of every kind of construct, text and bytes, with flags
+PATTERNS: list[tuple[str | bytes, int]] = [
+    (r"\s+", 0),
+    (r"^(?P<key>[A-Za-z_][\w.-]*)\s*=\s*(?P<value>.*)$", re.MULTILINE),
+    (r"(?i)[a-z]+(?=\d)|(?<!x)y{2,5}?", 0),
+    (r"[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]", 0),
+    (r"(a)(b)?(?(2)c|d)\1", re.IGNORECASE),
+    (r"\d+ # digits", re.VERBOSE),
+    (r"[\w-]+", re.ASCII),
+    (rb"[^\x00-\x7f]+|(?P<word>\w+)", 0),
+    (rb"(?L)\w+", 0),
+    (r"(?s).*?(?:end|fin)\Z", 0),
+]
+
+
+def _compile_all() -> list[re.Pattern[Any]]:
+    re.purge()  # (re keeps compiled patterns in its own cache within a process)
+    return [re.compile(pattern, flags) for pattern, flags in PATTERNS]
+
+
+def test_patterns_built_from_stored_programs_are_the_patterns_python_compiles(
+    tmp_path: Path,
+) -> None:
+    stock = _compile_all()
+    with reused_startup_code(tmp_path) as first:
+        cold = _compile_all()
+    with reused_startup_code(tmp_path) as second:
+        warm = _compile_all()
+    re.purge()
+    assert first.compiled == second.stored == len(PATTERNS)
+    assert second.compiled == 0
+    for made in (cold, warm):
+        # equal patterns: the same text, flags and program
+        assert made == stock
+        assert [p.groupindex for p in made] == [p.groupindex for p in stock]
+        assert [p.groups for p in made] == [p.groups for p in stock]
+    samples = ["key = value\nx=1", "ABC1 yyy", "é\u2028x", "abcab", "12 # digits", b"caf\xc3\xa9 w"]
+    for made, ours in zip(stock, warm, strict=True):
+        for sample in samples:
+            if isinstance(sample, bytes) == isinstance(made.pattern, bytes):
+                expected = [m.span() for m in made.finditer(sample)]  # type: ignore[arg-type]
+                assert [m.span() for m in ours.finditer(sample)] == expected  # type: ignore[arg-type]
+
+
+_PATTERNS_OF_A_RENDER = textwrap.dedent(
+    """
+    import re, sys
+    from oper8d.cachefiles import cache_dir
+    from oper8d.cli.startup_code import reused_startup_code
+
+    re.purge()
+    with reused_startup_code(cache_dir()) as store:
+        import click, jinja2, yaml
+        import oper8d.cli.main, oper8d.offline, oper8d.render_output
+    made = dict(re._cache)
+    stock = re._compiler.compile  # (the hook is gone after the block)
+    def same(key, pattern):
+        again = stock(key[1], key[2])
+        return (pattern, pattern.groupindex) == (again, again.groupindex)
+
+    wrong = [key for key, pattern in made.items() if not same(key, pattern)]
+    print(len(made), store.stored, store.compiled, wrong)
+    """
+)
+
+
+def test_every_pattern_a_render_compiles_is_the_same_from_the_store(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OPER8D_NO_CACHE"}
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    command = [sys.executable, "-c", _PATTERNS_OF_A_RENDER]
+    runs = []
+    for _ in range(2):  # cold, then warm
+        proc = subprocess.run(
+            command, cwd=REPO, env=env, capture_output=True, text=True, check=False
+        )
+        assert proc.returncode == 0, proc.stderr
+        runs.append(proc.stdout.split(maxsplit=3))
+    (patterns, _, cold_compiled, cold_wrong), (same, warm_stored, warm_compiled, warm_wrong) = runs
+    assert int(patterns) > 50 and same == patterns
+    assert int(warm_stored) > int(patterns) and warm_compiled == "0"  # (and ~300 methods)
+    assert int(cold_compiled) > 0
+    assert cold_wrong.strip() == warm_wrong.strip() == "[]"
