@@ -29,10 +29,12 @@ expanded (an alias bomb is an error, not gigabytes of memory), and a CR file rea
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 import warnings
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Protocol
@@ -471,7 +473,10 @@ class _Converter:
             value = _scalar(node)
             self._strings[id(node)] = (node, value)
         else:
-            value = _scalar(node)
+            try:
+                value = _scalar(node)
+            except _NotJson as err:
+                raise BundleError(Problem(str(err), self._here(path))) from None
         if self._in_alias:
             self._count(node, path)
         return value
@@ -530,8 +535,20 @@ def _scalar(value: Any) -> Any:
     if isinstance(value, int):
         return int(value)  # HexInt, OctalInt, ScalarInt ...
     if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _NotJson(f"{value!r} is not a JSON number: an object cannot hold it")
         return float(value)
     if isinstance(value, TaggedScalar):  # an unknown tag such as ``!secret x``: keep the text
         return str(value.value)
-    # anything else (``!!binary``, ``!!set``) is not JSON-shaped: keep its text form
+    if isinstance(value, bytes):  # (its text would be "b'...'")
+        raise _NotJson(
+            "a !!binary value is bytes, which an object cannot hold: write its base64 text"
+        )
+    if isinstance(value, AbstractSet):
+        raise _NotJson("a !!set is not JSON: write a list or a mapping")
+    # anything else (a timestamp) keeps its text form
     return str(value)
+
+
+class _NotJson(ValueError):
+    """A YAML value a Kubernetes object (JSON) cannot hold."""

@@ -313,3 +313,25 @@ def test_a_path_that_names_no_file_is_an_error_where_it_is_written(
 def test_an_anchor_defined_twice_is_no_warning_and_the_later_one_counts():
     doc = load_yaml_text("&a x: 1\n&a y: 2\nz: *a\n", "f.yaml")
     assert doc.data == {"x": 1, "y": 2, "z": "y"}
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("!!binary aGVsbG8=", "a !!binary value is bytes"),
+        ("!!set {a, b}", "a !!set is not JSON"),
+        (".nan", "nan is not a JSON number"),
+        ("-.inf", "-inf is not a JSON number"),
+        ("&n .NaN", "nan is not a JSON number"),
+    ],
+)
+def test_a_value_json_cannot_hold_is_an_error_where_it_is_written(value: str, says: str):
+    """It used to become its Python text (``b'hello'``, ``set(...)``) in the object."""
+    text = f"metadata:\n  name: x\ndata:\n  a: {value}\n"
+    message = error_of(load_yaml_text, text, "operator.yaml")
+    assert message.startswith("operator.yaml:4:6: ")
+    assert says in message
+
+
+def test_a_timestamp_keeps_its_text():
+    assert load_yaml_text("a: 2001-12-14\n", "f.yaml").data == {"a": "2001-12-14"}
