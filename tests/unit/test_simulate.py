@@ -59,6 +59,24 @@ def job(name: str = "migrate", **spec: object) -> dict:
     }
 
 
+def claim() -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data", "namespace": "demo"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+
+
+def load_balancer() -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "lb", "namespace": "demo"},
+        "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]},
+    }
+
+
 def live(cluster: MemoryCluster, obj: dict) -> dict:
     meta = obj["metadata"]
     found = cluster.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
@@ -186,18 +204,7 @@ def test_a_simulated_pod_is_running_and_ready() -> None:
 
 def test_claims_bind_and_load_balancers_get_an_address() -> None:
     cluster = make_cluster()
-    pvc = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": "data", "namespace": "demo"},
-        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
-    }
-    lb = {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {"name": "lb", "namespace": "demo"},
-        "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]},
-    }
+    pvc, lb = claim(), load_balancer()
     plain = {
         **lb,
         "metadata": {"name": "plain", "namespace": "demo"},
@@ -315,18 +322,7 @@ def _simulated_kinds() -> list[dict]:
         "metadata": {"name": "web", "namespace": "demo"},
         "spec": {"containers": [{"name": "web", "image": "web:1"}]},
     }
-    pvc = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": "data", "namespace": "demo"},
-        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
-    }
-    lb = {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {"name": "lb", "namespace": "demo"},
-        "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]},
-    }
+    pvc, lb = claim(), load_balancer()
     ingress = {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "Ingress",
