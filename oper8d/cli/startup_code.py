@@ -18,10 +18,11 @@ it) under which both are built from what an earlier process compiled from the sa
   block, a function that looks the whole text up and compiles only text it does not hold,
   as ``exec`` compiles it (without this module's ``__future__`` flags); classes of other
   packages pass through;
-- every regular expression compiled in the block (Python caches the compiled pattern
-  itself only within a process): ``re``'s compile step looks up the pattern and its
+- the regular expressions modules compile as they are imported (Python caches a compiled
+  pattern only within a process): ``re``'s compile step looks up the pattern and its
   flags and builds the pattern from the stored program (``_sre.compile``, as that step
-  does), parsing only patterns it does not hold.
+  does), parsing only patterns it does not hold. Patterns compiled by running code (which
+  may be made from data) are compiled as usual and not kept.
 
 The input itself is the key (the whole text; the pattern and flags), so stored code is
 reused only for exactly what it was compiled from, and compiling that input gives that
@@ -57,6 +58,11 @@ _MAGIC = b"oper8d-startup-code 1 "
 #: process reads whole, stays small after upgrades (at 2,048 methods reading it cost as
 #: much as compiling them)
 _MAX_ENTRIES = 1024
+#: a store that served this many times more than was compiled is not rewritten: a few
+#: patterns differ in every process (``tokenize`` builds one from a set, whose order
+#: changes with hash randomization), and writing the whole file after every command would
+#: cost more than compiling them
+_REWRITE_RATIO = 20
 #: the Pythons whose ``dataclasses`` and ``re._compiler.compile`` the hooks are made for
 _SUPPORTED = ((3, 11), (3, 12), (3, 13))
 
@@ -126,6 +132,9 @@ class StoredCode:
         key = (type(pattern).__name__, pattern, int(flags))
         program = self._known.get(key)
         if program is None:
+            if not _importing():  # made by running code, maybe from data: not kept
+                made: re.Pattern[Any] = self.stock_compile(pattern, flags)
+                return made
             program = _program(pattern, flags)
             self.compiled += 1
         else:
@@ -135,9 +144,10 @@ class StoredCode:
         return built
 
     def save(self, folder: Path, path: Path, magic: bytes) -> None:
-        """Write the store when this process compiled something new; errors are ignored
-        (the store is an optimisation)."""
-        if not self.compiled:
+        """Write the store when this process compiled something new (more than a few
+        inputs, when the store served the rest); errors are ignored (the store is an
+        optimisation)."""
+        if not self.compiled or self.compiled * _REWRITE_RATIO < self.stored:
             return
         entries = {**self._known, **self._used}
         if len(entries) > _MAX_ENTRIES:
@@ -157,6 +167,19 @@ def _compiled(source: Any) -> Any:
     if isinstance(source, str):
         return compile(source, "<string>", "exec", dont_inherit=True)
     return source
+
+
+def _importing() -> bool:
+    """Whether a module is being imported: the patterns worth keeping are those a module
+    compiles as it loads, the same in every process. Patterns running code compiles can
+    be made from data (a render compiles one from a fresh nonce each time), so keeping
+    them would only grow the store and rewrite it after every command."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib._bootstrap"):
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
 
 
 def _program(pattern: str | bytes, flags: int) -> _Program:

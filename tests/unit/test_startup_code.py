@@ -5,6 +5,7 @@ its exact text, and a store file is trusted by the cache's rules."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import os
 import re
@@ -24,6 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 #: classes of every kind of field and option ``dataclass`` writes other code for
 CLASSES = """
 import dataclasses
+import importlib.util
 import re
 from dataclasses import InitVar, KW_ONLY, dataclass, field
 from typing import ClassVar
@@ -277,19 +279,29 @@ PATTERNS: list[tuple[str | bytes, int]] = [
 ]
 
 
-def _compile_all() -> list[re.Pattern[Any]]:
+def _compile_all(folder: Path) -> list[re.Pattern[Any]]:
+    """``PATTERNS`` compiled by a module as it is imported (the patterns the store keeps)."""
     re.purge()  # (re keeps compiled patterns in its own cache within a process)
-    return [re.compile(pattern, flags) for pattern, flags in PATTERNS]
+    source = f"import re\nMADE = [re.compile(p, f) for p, f in {PATTERNS!r}]\n"
+    path = folder / f"patterns_{len(list(folder.glob('patterns_*.py')))}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    made: list[re.Pattern[Any]] = module.MADE
+    return made
 
 
 def test_patterns_built_from_stored_programs_are_the_patterns_python_compiles(
     tmp_path: Path,
 ) -> None:
-    stock = _compile_all()
-    with reused_startup_code(tmp_path) as first:
-        cold = _compile_all()
-    with reused_startup_code(tmp_path) as second:
-        warm = _compile_all()
+    store = tmp_path / "cache"
+    stock = _compile_all(tmp_path)
+    with reused_startup_code(store) as first:
+        cold = _compile_all(tmp_path)
+    with reused_startup_code(store) as second:
+        warm = _compile_all(tmp_path)
     re.purge()
     assert first.compiled == second.stored == len(PATTERNS)
     assert second.compiled == 0
@@ -344,3 +356,34 @@ def test_every_pattern_a_render_compiles_is_the_same_from_the_store(tmp_path: Pa
     assert int(warm_stored) > int(patterns) and warm_compiled == "0"  # (and ~300 methods)
     assert int(cold_compiled) > 0
     assert cold_wrong.strip() == warm_wrong.strip() == "[]"
+
+
+def test_a_pattern_compiled_by_running_code_is_made_as_usual_and_not_kept(tmp_path: Path) -> None:
+    nonce = "n0nce"  # as a render makes one from a fresh nonce each time
+    re.purge()
+    with reused_startup_code(tmp_path) as store:
+        made = re.compile(re.escape(nonce) + r"(\d+)z")
+    re.purge()
+    assert made == re.compile(re.escape(nonce) + r"(\d+)z")
+    assert (store.stored, store.compiled) == (0, 0)
+    assert list(tmp_path.glob("startup-*.code")) == []
+
+
+def test_a_warm_render_does_not_write_the_store(tmp_path: Path) -> None:
+    """Text templates compile patterns from a fresh nonce on every render."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OPER8D_NO_CACHE", "PYTHONDONTWRITEBYTECODE")
+    }
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    bundle = REPO / "examples" / "operators" / "webapp"
+    (cr,) = sorted((bundle / "samples").glob("*.yaml"))[:1]
+    command = [sys.executable, "-m", "oper8d", "render", str(bundle), "--cr", str(cr)]
+    written = []
+    for _ in range(3):
+        proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, check=False)
+        assert proc.returncode == 0, proc.stderr
+        (store,) = (tmp_path / "oper8d").glob("startup-*.code")
+        written.append((store.stat().st_mtime_ns, store.stat().st_size))
+    assert written[1] == written[2]
