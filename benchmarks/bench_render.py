@@ -24,6 +24,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -118,7 +119,9 @@ def bench_process(
     ``baselines`` (other checkouts of oper8d), each round also runs the same command from
     each of those folders, whose ``oper8d`` it then imports, cache off and warm (their own
     caches). Each row also gives the least CPU time of its runs: on a shared host that
-    swings from minute to minute it is the steadier number.
+    swings from minute to minute it is the steadier number, and with baselines each row
+    also gives its CPU time per round divided by that of the first baseline with the cache
+    off in the same round (median and quartiles).
     CPU time is the child's user + system time (``RUSAGE_CHILDREN``). Python writes and
     reuses compiled bytecode (``PYTHONDONTWRITEBYTECODE`` is unset for the children), as an
     installed package has it; one untimed run per mode warms it and the file system cache."""
@@ -159,15 +162,30 @@ def bench_process(
                 wall[mode].append(seconds)
                 cpu[mode].append(cpu_seconds)
     label = f"`oper8d render` of the generated {components} components, whole process"
+    first = next(iter(others), None)  # the first baseline, cache off: each round's yardstick
     return [
         Row(
             f"{label}: {mode}",
             Samples(tuple(wall[mode]), tuple(cpu[mode])),
             "ms",
-            {"CPU min": f"{1000 * min(cpu[mode]):.1f} ms", "objects": str(generated.objects)},
+            {
+                "CPU min": f"{1000 * min(cpu[mode]):.1f} ms",
+                "÷ first baseline": _round_ratios(cpu[mode], cpu[first]) if first else "",
+                "objects": str(generated.objects),
+            },
         )
         for mode in runs
     ]
+
+
+def _round_ratios(cpu: list[float], yardstick: list[float]) -> str:
+    """The CPU time of each round ÷ that of the same round's yardstick: median and
+    quartiles. Both ran back to back, so a host that swings from minute to minute moves
+    them together; the ratio is steadier than either time."""
+    ratios = sorted(mine / theirs for mine, theirs in zip(cpu, yardstick, strict=True))
+    quartile = len(ratios) // 4
+    median = statistics.median(ratios)
+    return f"{median:.3f} ({ratios[quartile]:.3f} to {ratios[-1 - quartile]:.3f})"
 
 
 #: what ``bench_stages`` runs in each child: the steps of ``oper8d render BUNDLE --cr CR``
