@@ -41,6 +41,10 @@ def infer_edges(
     and a cycle reported with the position of each of its edges (through ``problem``).
     ``component_nodes``: every component entry as written, included files' too."""
     by_name = {c.name: c for c in components}
+    # components written but not compiled (their own problems are reported): a reference to
+    # one is no second problem ("unknown component" listed before its cause)
+    written = (node.get("name") for node in component_nodes)
+    failed = {name for name in written if isinstance(name, str)} - by_name.keys()
     edges: dict[tuple[str, str], Edge] = {}
     comp_nodes = {c.name: c.pos for c in components}
     for comp_node in component_nodes:
@@ -52,7 +56,8 @@ def infer_edges(
             if not isinstance(upstream, str):
                 continue  # the bundle schema reports the wrong type
             if upstream not in by_name:
-                _unknown_component(upstream, list(by_name), dep.pos, problem)
+                if upstream not in failed:
+                    _unknown_component(upstream, list(by_name), dep.pos, problem)
                 continue
             if upstream == name:
                 problem(f"component '{name}' depends on itself", dep.pos)
@@ -62,7 +67,7 @@ def infer_edges(
             edges[(upstream, name)] = Edge(upstream, name, dep.pos, when=when, ready=ready)
     for comp in components:
         for ref, pos in template_references(comp):
-            upstream = _referenced_component(ref, pos, by_name, problem)
+            upstream = _referenced_component(ref, pos, by_name, failed, problem)
             if upstream is None:
                 continue
             if upstream != comp.name and (upstream, comp.name) not in edges:
@@ -71,7 +76,7 @@ def infer_edges(
     # ordering anything: only check that the reference names something that exists
     conditions = condition_references(list(edges.values()), components, hooks, status_fields)
     for ref, pos in conditions:
-        _referenced_component(ref, pos, by_name, problem)
+        _referenced_component(ref, pos, by_name, failed, problem)
     graph = Graph(comp_nodes, [(e.upstream, e.downstream) for e in edges.values()])
     try:
         graph.check_acyclic()
@@ -86,17 +91,23 @@ def infer_edges(
 
 
 def _referenced_component(
-    ref: str, pos: SourcePos, by_name: dict[str, ComponentSpec], problem: ReportProblem
+    ref: str,
+    pos: SourcePos,
+    by_name: dict[str, ComponentSpec],
+    failed: set[str],
+    problem: ReportProblem,
 ) -> str | None:
     """The component a ``live('<component>.<resource>')`` reference names, or None
-    (and a problem) when it names nothing in the bundle."""
+    (and a problem, unless it names a component ``failed`` to compile) when it names
+    nothing in the bundle."""
     m = _REF.match(ref)
     if not m:
         problem(f"live('{ref}'): a reference is '<component>.<resource>'", pos)
         return None
     upstream = m["component"]
     if upstream not in by_name:
-        _unknown_component(upstream, list(by_name), pos, problem)
+        if upstream not in failed:
+            _unknown_component(upstream, list(by_name), pos, problem)
         return None
     resource = m["resource"]
     if not _has_resource(by_name[upstream], resource):

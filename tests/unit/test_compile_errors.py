@@ -79,6 +79,19 @@ def test_an_unknown_depends_on_suggests_the_closest_name(tmp_path: Path) -> None
     assert f"operator.yaml:{line_of(tmp_path, 'dependsOn: [databse]')}" in message
 
 
+def test_a_component_that_fails_to_compile_is_its_only_problem(tmp_path: Path) -> None:
+    """References to it (dependsOn, live()) are not "unknown component" problems too,
+    which sorted before its own and hid the cause (found by an outside tester)."""
+    broken = cm("database").replace('metadata: {name: "database"}', 'metadata: {name: "{{ x }"}')
+    app = cm("app", "    dependsOn: [database]").replace(
+        'metadata: {name: "app"}', "metadata: {name: \"{{ live('database.cm').metadata.name }}\"}"
+    )
+    message = compile_error(tmp_path, "components:" + broken + app)
+    assert "unknown component" not in message
+    assert f"operator.yaml:{line_of(tmp_path, '{{ x }')}" in message
+    assert message.count("operator.yaml:") == 1
+
+
 def test_live_of_an_unknown_component_is_an_error(tmp_path: Path) -> None:
     body = """
     components:
