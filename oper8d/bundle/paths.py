@@ -24,7 +24,7 @@ from oper8d.bundle.schema_messages import suggest
 from oper8d.bundle.spec_schema import declares
 from oper8d.errors import Problem
 from oper8d.kubeschema import KubeSchemas
-from oper8d.template import Expr
+from oper8d.template import Expr, ReadingEnvironment
 from oper8d.template.filters import template_filters
 
 __all__ = ["CONDITION_NAMES", "path_problems"]
@@ -49,7 +49,7 @@ Root = tuple[str, str]
 def path_problems(controller: ControllerSpec, schemas: KubeSchemas) -> list[Problem]:
     """Undefined names and field paths the kinds' schemas lack, in ``controller``'s
     conditions, each at its expression."""
-    env = Environment()
+    env = ReadingEnvironment()
     env.filters.update(template_filters())  # undeclared names are found by compiling
     kinds = _literal_kinds(controller)
     found: list[Problem] = []

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from jinja2 import Environment
 from jinja2.exceptions import TemplateError
 from jinja2.meta import find_undeclared_variables
 
 from oper8d.bundle.model import ControllerSpec, ResourceSpec
 from oper8d.errors import Problem
-from oper8d.template import Expr
+from oper8d.template import Expr, ReadingEnvironment
 
 __all__ = ["NAMESPACE_NAMES", "namespace_problems"]
 
@@ -66,7 +65,7 @@ def _resources(controller: ControllerSpec) -> Iterator[tuple[ResourceSpec, str |
 def _names(expr: Expr) -> set[str]:
     """The names ``expr`` reads from its context (Jinja's own globals included: the CR's
     ``namespace`` shadows Jinja's ``namespace()``)."""
-    env = Environment()
+    env = ReadingEnvironment()
     env.globals.clear()
     try:
         return set(find_undeclared_variables(env.parse(expr.source)))

@@ -20,13 +20,14 @@ import marshal
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from jinja2 import Environment, nodes
+from jinja2 import nodes
 from jinja2.exceptions import TemplateSyntaxError
 from jinja2.parser import Parser
 
 from oper8d.bundle.model import Bundle, ControllerSpec, LookupCall, ReadSpec
 from oper8d.errors import Problem, SourcePos
 from oper8d.kinds import group_of, is_cluster_scoped
+from oper8d.template import ReadingEnvironment
 
 #: the positional parameters of lookup(), in order
 _LOOKUP_ARGS = ("api_version", "kind", "name", "namespace")
@@ -65,7 +66,7 @@ class CallFinder:
     are skipped, so a bundle's load time does not grow) and collects the calls."""
 
     def __init__(self) -> None:
-        self._env = Environment()
+        self._env = ReadingEnvironment()
         self.lookups: list[LookupCall] = []
         self.random_strings = False
 

@@ -126,11 +126,24 @@ def plain_callable(function: Callable[..., Any]) -> Callable[..., Any]:
     return function
 
 
+#: the binary operators whose result can be huge: bounded at render, never folded at compile
+BOUNDED_BINOPS = frozenset({"*", "**", "%", "+"})
+
+
+class ReadingEnvironment(ImmutableSandboxedEnvironment):
+    """An environment only to read templates (parse them, find the names they use, keep
+    the arguments that are constants): like :class:`LimitedSandbox` it does not fold the
+    bounded operators into constants, so reading ``{{ 10 ** 10000000 }}`` computes nothing
+    (Jinja's own environment spent minutes on it, then failed to print the number)."""
+
+    intercepted_binops = BOUNDED_BINOPS
+
+
 class LimitedSandbox(ImmutableSandboxedEnvironment):
     """The immutable sandbox plus the limits described in the module docstring."""
 
     code_generator_class = _GuardedCodeGenerator
-    intercepted_binops = frozenset({"*", "**", "%", "+"})
+    intercepted_binops = BOUNDED_BINOPS
 
     def __init__(self, limits: Limits, clock: Clock, **options: Any) -> None:
         super().__init__(**options)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -216,3 +217,21 @@ def test_a_cr_file_with_malformed_yaml_is_reported_at_its_line(tmp_path: Path) -
     result = validate(WEBAPP, "--cr", cr)
     assert result.exit_code == 1
     assert result.stderr.startswith(f"{cr}:4:1: invalid YAML: ")
+
+
+def test_reading_a_template_computes_none_of_its_arithmetic(tmp_path: Path) -> None:
+    """The compiler reads expressions (names used, field paths, constant lookup() names)
+    without folding a power or product into a constant: Jinja's own environment computed
+    10 ** 10000000 for minutes, then failed with a traceback printing it (found by the fuzz
+    test)."""
+    bundle = tmp_path / "fanout"
+    shutil.copytree(REPO / "examples" / "operators" / "fanout", bundle)
+    operator = bundle / "operator.yaml"
+    text = operator.read_text()
+    field = '    status:\n      huge: "{{ 10 ** 10000000 }}"\n'  # a status field
+    assert "    status:\n" in text
+    operator.write_text(text.replace("    status:\n", field, 1))
+    result = validate(bundle)
+    assert "Traceback" not in result.output
+    assert result.exit_code in (0, 1), result.output
+    assert not isinstance(result.exception, ValueError)
