@@ -118,29 +118,21 @@ def list_map_check(schema: Mapping[str, Any]) -> Check | None:
     if schema.get("x-kubernetes-list-type") != "map" or not isinstance(keys, list) or not keys:
         return None
 
-    def check(value: Any, path: Path, errors: Errors) -> None:
-        if not isinstance(value, list) or len(value) < 2:
-            return
-        seen: set[Any] = set()
-        for i, item in enumerate(value):
-            if not isinstance(item, dict):
-                continue
-            found = tuple(item.get(k, _KEY_DEFAULTS.get(k)) for k in keys)
-            try:
-                hash(found)
-            except TypeError:  # a list or map as a key value: the schema check reports it
-                continue
-            if found in seen:
-                shown = ",".join(
-                    f"{k}={json.dumps(v)}"
-                    for k, v in zip(keys, found, strict=True)
-                    if v is not None
-                )
-                message = f"duplicate entries for key [{shown}] (server-side apply refuses them)"
-                errors.append(((*path, i), f"Duplicate value: {message}"))
-            seen.add(found)
+    def key_of(item: Any) -> tuple[Any, ...] | None:
+        if not isinstance(item, dict):
+            return None
+        found = tuple(item.get(k, _KEY_DEFAULTS.get(k)) for k in keys)
+        try:
+            hash(found)
+        except TypeError:  # a list or map as a key value: the schema check reports it
+            return None
+        return found
 
-    return check
+    def shown(found: tuple[Any, ...]) -> str:
+        pairs = zip(keys, found, strict=True)
+        return ",".join(f"{k}={json.dumps(v)}" for k, v in pairs if v is not None)
+
+    return _duplicates_check(key_of, shown)
 
 
 def list_set_check(schema: Mapping[str, Any]) -> Check | None:
@@ -150,18 +142,32 @@ def list_set_check(schema: Mapping[str, Any]) -> Check | None:
     if schema.get("x-kubernetes-list-type") != "set":
         return None
 
+    def key_of(item: Any) -> Any:
+        if item is None or isinstance(item, dict | list):
+            return None  # a null or malformed item: the type check reports it
+        return item
+
+    return _duplicates_check(key_of, lambda item: "=" + json.dumps(item, default=str))
+
+
+def _duplicates_check(key_of: Callable[[Any], Any], shown: Callable[[Any], str]) -> Check:
+    """The check that refuses an item of a list whose key (``key_of``; None: the item is
+    not compared) an earlier item has, as server-side apply refuses it."""
+
     def check(value: Any, path: Path, errors: Errors) -> None:
         if not isinstance(value, list) or len(value) < 2:
             return
         seen: set[Any] = set()
         for i, item in enumerate(value):
-            if item is None or isinstance(item, dict | list):
-                continue  # a null or malformed item: the type check reports it
-            if item in seen:
-                shown = json.dumps(item, default=str)
-                message = f"duplicate entries for key [={shown}] (server-side apply refuses them)"
-                errors.append(((*path, i), f"Duplicate value: {message}"))
-            seen.add(item)
+            key = key_of(item)
+            if key is None:
+                continue
+            if key in seen:
+                refused = f"duplicate entries for key [{shown(key)}]"
+                errors.append(
+                    ((*path, i), f"Duplicate value: {refused} (server-side apply refuses them)")
+                )
+            seen.add(key)
 
     return check
 
