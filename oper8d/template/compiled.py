@@ -24,7 +24,7 @@ from oper8d.limits import LimitExceeded, Limits
 from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache, check_documents
 from oper8d.template.failures import passes_through, render_failure, template_line
 from oper8d.template.layout import LayoutError, check_layout
-from oper8d.template.slots import SLOTS_VAR, Slots, fill_text
+from oper8d.template.slots import PARSING_FILTERS, SLOTS_VAR, Slots, fill_text
 from oper8d.template.values import copy_result
 
 
@@ -155,6 +155,8 @@ class TextTemplate:
         self.references = references
         self._template = template
         self._lines = source.splitlines()
+        # (a name in its text, even in a comment, is enough: marking only costs time)
+        self._parses = any(name in source for name in PARSING_FILTERS)
         self._documents = DocumentCache(file, cache_size, scalar_tags)
 
     def __repr__(self) -> str:
@@ -194,7 +196,7 @@ class TextTemplate:
 
     def render_tokens(self, context: Mapping[str, Any]) -> tuple[str, Slots]:
         """The rendered text with a token where each value was printed, and the values."""
-        slots = Slots(self._nonce)
+        slots = Slots(self._nonce, self._parses)
         template = self._template
         try:
             try:

@@ -36,6 +36,9 @@ from oper8d.template.names import truncate_name
 
 _BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
+#: characters that end a plain scalar inside a flow collection
+_FLOW_INDICATORS = re.compile(r"[,\[\]{}]")
+
 #: never fold long lines: a folded scalar re-indented with ``indent`` could stop parsing
 _NO_LINE_WRAP = 2**31 - 1
 
@@ -139,6 +142,11 @@ def to_yaml(value: Any) -> str:
     text whatever order the API server returned it in), no ``...``; the trailing newline
     is dropped unless it ends a final block scalar's value (see the module docstring)."""
     _require_defined(value, "to_yaml")
+    if isinstance(value, str) and "\n" not in value and _FLOW_INDICATORS.search(value):
+        # plain in a block, but printed inside ``{...}`` or ``[...]`` its commas would
+        # split it into keys or items (``{runAsUser: {{ x | to_yaml }}}``): quoted, it is
+        # this one string in any place
+        return _yaml_safe_json(value)
     stream = io.StringIO()
     dumper = _BlockStyleDumper(
         stream,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["LayoutError", "check_layout", "mark", "strip_marks"]
+__all__ = ["LayoutError", "check_layout", "mark", "marks_in", "strip_marks"]
 
 
 class LayoutError(ValueError):
@@ -37,11 +37,16 @@ def strip_marks(nonce: str, text: str) -> str:
     return _pattern(nonce).sub("", text)
 
 
+def marks_in(nonce: str, text: str) -> list[int]:
+    """The indexes of the marks in ``text``."""
+    return [int(index) for index in _pattern(nonce).findall(text)]
+
+
 def check_layout(nonce: str, marks: list[int], text: str) -> str:
     """``text`` without its marks, once every marked Markup's later lines stay inside the
     place it was printed at; else a LayoutError."""
-    if not marks:
-        return text
+    if not any(marks):  # none, or only one-line structure (``slots.Slots.structures``)
+        return strip_marks(nonce, text) if marks else text
     pattern = _pattern(nonce)
     clean = strip_marks(nonce, text)
     lines = clean.split("\n")

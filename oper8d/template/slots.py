@@ -49,6 +49,11 @@ from oper8d.objects import json_key_text
 from oper8d.template.layout import mark, strip_marks
 from oper8d.template.values import copy_result
 
+#: filters that parse their text into data: given the text a template wrote, they parse it
+#: with its tokens, so a value stays inside the JSON string it was printed in
+#: (``textfilters``); given a value they refuse it
+PARSING_FILTERS = ("from_json",)
+
 #: the context variable holding the render's Slots
 SLOTS_VAR = "__oper8d_slots__"
 
@@ -65,12 +70,17 @@ class YamlText(Markup):
 class Slots:
     """The values one render printed, in order; the token of value ``i`` names ``i``."""
 
-    def __init__(self, nonce: str) -> None:
+    def __init__(self, nonce: str, parses: bool = False) -> None:
+        """``parses``: the template may parse text it printed (``PARSING_FILTERS``)."""
         self.nonce = nonce
         self.values: list[Any] = []
         self.pattern = re.compile(re.escape(nonce) + r"(\d+)z")
         #: the multi-line Markup printed, by mark (``layout``): how many lines follow
         self.marks: list[int] = []
+        #: the marks of printed structure filters' output (``YamlText``), which is YAML for
+        #: the document, never JSON for ``from_json``; None: not marked (a template that
+        #: parses nothing, where marking every ``quote`` costs ~1% of a render)
+        self.structures: set[int] | None = set() if parses else None
 
     def token(self, value: Any) -> str:
         self.values.append(value)
@@ -89,12 +99,18 @@ def finalize(context: Context, value: Any) -> Any:
     slots = context.get(SLOTS_VAR)
     if not isinstance(slots, Slots):  # rendered outside TextTemplate.render: plain output
         return value
+    if isinstance(value, YamlText) and slots.structures is not None:
+        marked = mark(slots.nonce, slots.marks, str(value))  # even one line: ``structures``
+        slots.structures.add(len(slots.marks) - 1)
+        return Markup(marked)
     if isinstance(value, Markup):
         if "\n" in value:
             return Markup(mark(slots.nonce, slots.marks, str(value)))
         return value
     if not isinstance(value, _DATA_TYPES):
         value = str(value)  # as Jinja prints it; an Undefined raises its error here
+    elif isinstance(value, dict | list):
+        value = filled_data(value, slots)  # ``{{ {'a': block} }}``: its strings are values
     return Markup(slots.token(value))
 
 
@@ -141,10 +157,34 @@ def guarded_markup_join(seq: Iterable[Any]) -> Any:
 def fill_text(text: str, slots: Slots) -> str:
     """``text`` with every token replaced by ``str(value)``: what the template would have
     printed without slots (for showing rendered text, never for parsing)."""
-    text = strip_marks(slots.nonce, text)
+    text = str.__str__(strip_marks(slots.nonce, text))  # a plain string, even of Markup
     if not slots.values:
         return text
     return slots.pattern.sub(lambda m: str(slots.values[int(m.group(1))]), text)
+
+
+def holds_tokens(value: Any, slots: Slots) -> bool:
+    """Whether ``value`` is template text holding values printed by this render. Only
+    Markup can: a plain string with the token text in it is a value that spells it (a CR
+    author who learned the nonce), never to be filled with other values."""
+    return isinstance(value, Markup) and slots.nonce in value
+
+
+def filled_data(value: Any, slots: Slots, parsed: bool = False) -> Any:
+    """``value`` (data) with every string holding tokens made the text with the values in
+    place: a plain string, a value. ``parsed``: the data was parsed from template text
+    (``from_json``), so its plain strings hold tokens too."""
+    if isinstance(value, str):
+        if (parsed or isinstance(value, Markup)) and slots.nonce in value:
+            return fill_text(value, slots)
+        return value
+    if isinstance(value, dict):
+        return {
+            filled_data(k, slots, parsed): filled_data(v, slots, parsed) for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [filled_data(item, slots, parsed) for item in value]
+    return value
 
 
 def hide_values(text: str, slots: Slots) -> str:

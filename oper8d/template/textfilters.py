@@ -16,10 +16,13 @@ what that text means to them:
   changes when the config does). Its result is then a value: printed, it is one scalar,
   however it came to be (the tenant's text it holds can never add a key, an item or an
   object). A filter that picks one of its arguments (``default``, ``first``) gives that
-  argument back unchanged. ``from_json`` parses the text as written instead (tokens and
-  all): a value stays inside the JSON string it was printed in. Without tokens in its
-  arguments such a filter still refuses to join printed structure to a value
-  (``check_joined``).
+  argument back unchanged. Without tokens in its arguments such a filter still refuses
+  to join printed structure to a value (``check_joined``). Only text holds tokens: a
+  plain string spelling one is a value (a CR author who learned the nonce), never filled;
+- ``from_json`` parses the text as written instead (tokens and all), so a value stays
+  inside the JSON string it was printed in, then gives each string of the data its values
+  back. It refuses a value, and text printing a structure filter's output (YAML for the
+  document, which inside JSON a value could end).
 
 A ``{% filter %}`` block's result would be written to the text as it is (Jinja does not
 finalize it); :func:`text_code_generator` routes it through ``finalize`` like any
@@ -27,8 +30,10 @@ finalize it); :func:`text_code_generator` routes it through ``finalize`` like an
 
 What holds for a filter holds for the template's other operations on such text
 (:func:`guard_operands`): slicing or indexing it (``conf[-5:]``), calling a string method
-(``conf.upper()``, ``conf.split('-')``) or comparing it (``'2.1' in conf``) sees the values,
-and the result is a value. On the tokens they would cut a token or miss a value.
+(``conf.upper()``, ``conf.split('-')``), iterating it, comparing it (``'2.1' in conf``) and
+testing it (``{% if conf %}``, ``conf is eq 'x'``, ``not conf``, ``conf or 'none'``) see the
+values; the result of an operation is a value. On the tokens they would cut a token, miss a
+value, or find a block printing an empty value true.
 """
 
 from __future__ import annotations
@@ -38,18 +43,31 @@ from typing import Any, TypeVar
 
 from jinja2 import nodes, pass_context
 from jinja2.compiler import CodeGenerator, Frame
+from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
+from jinja2.visitor import NodeTransformer
 from markupsafe import Markup
 
+from oper8d.template.layout import marks_in, strip_marks
 from oper8d.template.sandbox import plain_callable
-from oper8d.template.slots import SLOTS_VAR, Slots, YamlText, check_joined, fill_text
+from oper8d.template.slots import (
+    PARSING_FILTERS,
+    SLOTS_VAR,
+    Slots,
+    YamlText,
+    check_joined,
+    fill_text,
+    filled_data,
+    holds_tokens,
+)
 
 __all__ = ["filled_operand", "guard_operands", "text_code_generator", "trusted_filters"]
 
 _G = TypeVar("_G", bound=CodeGenerator)
 
 #: filters whose output is structure the template means to print
-STRUCTURE_FILTERS = ("to_yaml", "toYaml", "to_json", "toJson", "quote", "squote")
+#: (and Jinja's ``tojson``: JSON, escaped for HTML, which YAML reads as the same data)
+STRUCTURE_FILTERS = ("to_yaml", "toYaml", "to_json", "toJson", "tojson", "quote", "squote")
 #: Jinja's HTML filters: they return Markup (escaped for HTML, not YAML), so in text
 #: templates their result is a plain value like any other
 MARKUP_FILTERS = ("e", "escape", "forceescape", "urlize", "xmlattr")
@@ -58,10 +76,6 @@ PRESERVING_FILTERS = ("indent", "nindent")
 #: filters that keep structure structure when called without arguments (``trim`` drops the
 #: whitespace around the text; with characters to drop it could cut a token)
 TRIMMING_FILTERS = ("trim",)
-#: filters that parse their text into data: they parse it as written, tokens and all, so
-#: a value stays inside the JSON string it was printed in (given the values, a tenant's
-#: ``"}, "securityContext": {...`` would become keys: Helm's ``fromJson (include ...)``)
-PARSING_FILTERS = ("from_json",)
 
 
 def trusted_filters(filters: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
@@ -77,14 +91,16 @@ def trusted_filters(filters: Mapping[str, Callable[..., Any]]) -> dict[str, Call
         if name in out:
             out[name] = _preserving(out[name])
     for name in MARKUP_FILTERS:
-        if name in out:
-            out[name] = _plain(out[name])
+        if name in out:  # (over text holding tokens, the values: ``_guarded``)
+            out[name] = _guarded(_plain(out[name]))
     out.pop("safe", None)
     special = {*STRUCTURE_FILTERS, *PRESERVING_FILTERS, *MARKUP_FILTERS}
+    for name in PARSING_FILTERS:
+        if name in out:
+            out[name] = _parsing(out[name])
+    special |= {*PARSING_FILTERS}
     for name in out.keys() - special:
-        out[name] = _guarded(
-            out[name], trims=name in TRIMMING_FILTERS, parses=name in PARSING_FILTERS
-        )
+        out[name] = _guarded(out[name], trims=name in TRIMMING_FILTERS)
     return out
 
 
@@ -96,29 +112,25 @@ def _prepared(args: tuple[Any, ...], nonce: str | None) -> tuple[tuple[Any, ...]
     listed: list[Any] | None = None
     for index, value in enumerate(args):
         if isinstance(value, str):
-            if nonce is not None and nonce in value:
-                found = True
+            if nonce is not None and isinstance(value, Markup) and nonce in value:
+                found = True  # (a plain string spelling a token is a value: never filled)
             continue
         if isinstance(value, Iterator):
             if listed is None:
                 listed = list(args)
             value = listed[index] = list(value)
         if nonce is not None and isinstance(value, list | tuple) and not found:
-            found = any(isinstance(item, str) and nonce in item for item in value)
+            found = any(isinstance(item, Markup) and nonce in item for item in value)
     return (args if listed is None else tuple(listed)), found
 
 
-def _guarded(
-    function: Callable[..., Any], trims: bool = False, parses: bool = False
-) -> Callable[..., Any]:
+def _guarded(function: Callable[..., Any], trims: bool = False) -> Callable[..., Any]:
     """Any other filter (module docstring). Text holding tokens is given to it with the
     values in place and its text result is a value; otherwise a value may not meet
     printed structure inside it (``join`` with a macro's output as separator,
     ``m() | format(v)``, ``to_yaml | replace('x', v)``: Markup escapes the value for HTML
     and the result would print raw), checked when the result is Markup. ``trims``: the
-    filter keeps structure structure when called with its value alone (``trim``);
-    ``parses``: it parses its text into data, so it is given the tokens, never the values
-    (``PARSING_FILTERS``)."""
+    filter keeps structure structure when called with its value alone (``trim``)."""
     pass_arg = getattr(function, "jinja_pass_arg", None)
 
     @pass_context
@@ -130,7 +142,7 @@ def _guarded(
         args, found = _prepared(args, nonce)
         if kwargs and nonce is not None and not found:
             found = _prepared(tuple(kwargs.values()), nonce)[1]
-        if found and isinstance(slots, Slots) and not parses:
+        if found and isinstance(slots, Slots):
             return _over_values(function, _passed(pass_arg, context), slots, args, kwargs)
         result = function(*_passed(pass_arg, context), *args, **kwargs)
         if isinstance(result, Markup):
@@ -139,6 +151,34 @@ def _guarded(
 
     guarded.__name__ = getattr(function, "__name__", "filter")
     return guarded
+
+
+def _parsing(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``from_json`` (``PARSING_FILTERS``): the JSON a template wrote is parsed with its
+    tokens, so its structure is the template's, then each string of the data gets its values
+    back (``(block | from_json).name`` is the value). Text with a structure filter's output
+    in it is refused: ``to_yaml``, ``quote``, ``to_json`` print YAML for the document, which
+    inside JSON a value could end (``{"a": "{{ x | to_yaml }}"}``). Any other argument goes
+    to the filter itself, which refuses a value."""
+
+    @pass_context
+    def parsing(context: Context, value: Any, *args: Any, **kwargs: Any) -> Any:
+        slots = context.parent.get(SLOTS_VAR)  # put there by TextTemplate.render_tokens
+        if not isinstance(slots, Slots) or not isinstance(value, Markup):
+            return function(value, *args, **kwargs)
+        structures = slots.structures or ()
+        if any(index in structures for index in marks_in(slots.nonce, value)):
+            raise SecurityError(
+                f"{getattr(function, '__name__', 'the filter')} cannot parse text that prints "
+                "a structure filter's output (to_yaml, to_json, quote, squote): that is YAML "
+                "for the document, and in JSON a value could end it and add keys; print "
+                'values as "{{ x }}" inside JSON strings, or build the data and use to_json'
+            )
+        data = function(Markup(strip_marks(slots.nonce, value)), *args, **kwargs)
+        return filled_data(data, slots, parsed=True)
+
+    parsing.__name__ = getattr(function, "__name__", "filter")
+    return parsing
 
 
 def _passed(pass_arg: Any, context: Context) -> tuple[Any, ...]:
@@ -168,7 +208,7 @@ def _over_values(
 
     def filled(value: Any) -> Any:
         if isinstance(value, str):
-            if slots.nonce not in value:
+            if not holds_tokens(value, slots):
                 return value
             text = fill_text(value, slots)
             originals[id(text)] = value
@@ -201,10 +241,12 @@ def _plain(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _marking(function: Callable[..., Any]) -> Callable[..., Any]:
-    def trusted(value: Any, *args: Any, **kwargs: Any) -> YamlText:
-        return YamlText(function(value, *args, **kwargs))
+    def trusted(*args: Any, **kwargs: Any) -> YamlText:
+        return YamlText(function(*args, **kwargs))
 
     trusted.__name__ = getattr(function, "__name__", "filter")
+    if hasattr(function, "jinja_pass_arg"):  # Jinja's tojson takes the eval context
+        trusted.jinja_pass_arg = function.jinja_pass_arg  # type: ignore[attr-defined]
     return trusted
 
 
@@ -250,41 +292,93 @@ def text_code_generator(base: type[_G]) -> type[_G]:
     return TextCodeGenerator
 
 
-#: the attributes of a string: reading one of them from text holding tokens reads it
-#: from the text with the values (``conf.upper``); any other name is no string's
-_STR_ATTRIBUTES = frozenset(name for name in dir(str) if not name.startswith("_"))
+#: the attributes of a string (and of Markup: ``striptags``, ``unescape``): reading one of
+#: them from text holding tokens reads it from the text with the values (``conf.upper``)
+_STR_ATTRIBUTES = frozenset(name for name in dir(Markup) if not name.startswith("_"))
 
 
 @plain_callable
 def filled_operand(context: Context, value: Any) -> Any:
-    """Called by a text template's code (:func:`guard_operands`) with what it slices,
-    indexes, compares or calls a string method of: text holding the render's tokens as a
-    plain string with the values in place (a value), anything else as it is."""
-    if isinstance(value, str):
+    """Called by a text template's code (:func:`guard_operands`) with what it tests,
+    slices, indexes, iterates, compares or calls a string method of: text holding the
+    render's tokens as a plain string with the values in place (a value), anything else as
+    it is."""
+    if isinstance(value, Markup):
         slots = context.parent.get(SLOTS_VAR)  # put there by TextTemplate.render_tokens
-        if isinstance(slots, Slots) and slots.nonce in value:
-            return str.__str__(fill_text(value, slots))
+        if isinstance(slots, Slots) and holds_tokens(value, slots):
+            return fill_text(value, slots)
     return value
 
 
 def guard_operands(ast: nodes.Template) -> nodes.Template:
-    """Route (in place) what ``ast`` slices or indexes (``x[...]``), the string whose
-    method it reads (``x.upper``) and both sides of every comparison through
+    """Route what ``ast`` slices or indexes (``x[...]``), the string whose method it reads
+    (``x.upper``), what it iterates, both sides of a comparison, the operand of a test
+    (``x is in y``, ``{% if x %}``, ``not x``, ``x or y``) through
     ``environment.filled_operand``, so that they see values, not tokens."""
+    transformed: nodes.Template = _OperandGuard().visit(ast)
+    return transformed
 
-    def filled(node: nodes.Expr) -> nodes.Expr:
-        function = nodes.EnvironmentAttribute("filled_operand", lineno=node.lineno)
-        context = nodes.ContextReference(lineno=node.lineno)
-        return nodes.Call(function, [context, node], [], None, None, lineno=node.lineno)
 
-    for item in ast.find_all(nodes.Getitem):
-        if not (isinstance(item.arg, nodes.Const) and isinstance(item.arg.value, str)):
-            item.node = filled(item.node)  # a string's index is a number or a slice
-    for attribute in ast.find_all(nodes.Getattr):
-        if attribute.attr in _STR_ATTRIBUTES:
-            attribute.node = filled(attribute.node)
-    for compare in ast.find_all(nodes.Compare):
-        compare.expr = filled(compare.expr)
-        for operand in compare.ops:
-            operand.expr = filled(operand.expr)
-    return ast
+def _filled(node: nodes.Node) -> nodes.Expr:
+    function = nodes.EnvironmentAttribute("filled_operand", lineno=node.lineno)
+    context = nodes.ContextReference(lineno=node.lineno)
+    return nodes.Call(function, [context, node], [], None, None, lineno=node.lineno)
+
+
+class _OperandGuard(NodeTransformer):
+    def visit_Getitem(self, node: nodes.Getitem) -> nodes.Node:
+        self.generic_visit(node)
+        if not (isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str)):
+            node.node = _filled(node.node)  # a string's index is a number or a slice
+        return node
+
+    def visit_Getattr(self, node: nodes.Getattr) -> nodes.Node:
+        self.generic_visit(node)
+        if node.attr in _STR_ATTRIBUTES:
+            node.node = _filled(node.node)
+        return node
+
+    def visit_Compare(self, node: nodes.Compare) -> nodes.Node:
+        self.generic_visit(node)
+        node.expr = _filled(node.expr)
+        for operand in node.ops:
+            operand.expr = _filled(operand.expr)
+        return node
+
+    def visit_Test(self, node: nodes.Test) -> nodes.Node:
+        self.generic_visit(node)
+        node.node = _filled(node.node)
+        node.args = [_filled(arg) for arg in node.args]
+        return node
+
+    def visit_Not(self, node: nodes.Not) -> nodes.Node:
+        self.generic_visit(node)
+        node.node = _filled(node.node)
+        return node
+
+    def visit_If(self, node: nodes.If) -> nodes.Node:
+        self.generic_visit(node)
+        node.test = _filled(node.test)
+        return node
+
+    def visit_CondExpr(self, node: nodes.CondExpr) -> nodes.Node:
+        self.generic_visit(node)
+        node.test = _filled(node.test)
+        return node
+
+    def visit_For(self, node: nodes.For) -> nodes.Node:
+        self.generic_visit(node)
+        node.iter = _filled(node.iter)
+        if node.test is not None:
+            node.test = _filled(node.test)
+        return node
+
+    def visit_Or(self, node: nodes.Or) -> nodes.Node:
+        # ``a or b``: ``a`` when its values make it true (it stays what it is: structure
+        # prints as structure), else ``b``
+        self.generic_visit(node)
+        return nodes.CondExpr(_filled(node.left), node.left, node.right, lineno=node.lineno)
+
+    def visit_And(self, node: nodes.And) -> nodes.Node:
+        self.generic_visit(node)
+        return nodes.CondExpr(_filled(node.left), node.right, node.left, lineno=node.lineno)

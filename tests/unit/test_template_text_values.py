@@ -99,6 +99,54 @@ def test_what_an_operation_makes_of_a_cr_value_is_one_scalar(expression: str) ->
     assert "hostNetwork: true\n---\napiVersion" in obj["k"]
 
 
+JSON = '{% set j %}{"a": "{{ v }}", "l": ["x-{{ v }}"]}{% endset %}'
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("k: {{ j | from_json }}", {"a": "debug", "l": ["x-debug"]}),
+        ("k: {{ (j | from_json).a }}", "debug"),
+        ("k: {{ (j | from_json).l[0] | upper }}", "X-DEBUG"),
+        ("k: {{ (j | from_json).a == 'debug' }}", True),
+        ("k: {{ {'b': (j | from_json).a} }}", {"b": "debug"}),
+    ],
+)
+def test_what_from_json_reads_holds_the_values(line: str, expected: Any) -> None:
+    # it held the tokens: the object got the token text, not the value (outside tester)
+    assert render(JSON + line + "\n", v="debug") == [{"k": expected}]
+
+
+def test_from_json_reads_a_multi_line_macro_printed_into_its_block() -> None:
+    source = (
+        '{% macro item() %}{\n"a": "{{ v }}"\n}{% endmacro %}'
+        "{% set j %}[{{ item() }}]{% endset %}\nk: {{ j | from_json }}\n"
+    )
+    assert render(source, v="v") == [{"k": [{"a": "v"}]}]
+
+
+@pytest.mark.parametrize(
+    ("line", "empty", "debug"),
+    [
+        ("k: {% if b %}set{% else %}unset{% endif %}", "unset", "set"),
+        ("k: {{ 'set' if b | trim else 'unset' }}", "unset", "set"),
+        ("k: {{ not b }}", True, False),
+        ("k: {{ b or 'fallback' }}", "fallback", "debug"),
+        ("k: {{ b and 'set' }}", "", "set"),
+        ("k: {{ b is eq 'debug' }}", False, True),
+        ("k: {{ b | e }}", "", "debug"),
+        ("k: {{ b | tojson }}", "", "debug"),
+        ("k: {{ {'a': b} }}", {"a": ""}, {"a": "debug"}),
+        ("k: {% for c in b %}{{ c }}.{% endfor %}", None, "d.e.b.u.g."),  # (`k:` is null)
+    ],
+)
+def test_tests_and_truth_of_a_set_block_see_its_values(line: str, empty: Any, debug: Any) -> None:
+    # they saw its tokens: a block printing an empty value was true (outside tester)
+    source = "{% set b %}{{ v }}{% endset %}" + line + "\n"
+    assert render(source, v="") == [{"k": empty}]
+    assert render(source, v="debug") == [{"k": debug}]
+
+
 def test_a_filter_block_cannot_carry_printed_structure_out_of_its_place() -> None:
     # upper() of the block once hid the mark that checks where printed structure lands
     source = (

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oper8d.bundle import load_bundle
-from oper8d.errors import BundleError
+from oper8d.errors import BundleError, ConfigError
 from oper8d.testing import load_cr, run_offline
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "operators"
@@ -490,3 +490,59 @@ def test_json_a_template_made_and_parses_keeps_a_value_inside_its_string(made: s
     hostile = '1"}, "privileged": "true'
     (only,) = template.render({"v": hostile})
     assert only["data"] == {"name": "app", "memory": hostile}
+
+
+def _text(source: str, **context: Any) -> list[dict[str, Any]]:
+    from oper8d.template import TemplateEngine
+
+    return TemplateEngine().text(source, "t.yaml").render(context)
+
+
+@pytest.mark.parametrize(
+    "inside",
+    [
+        '{"a": "{{ v | to_yaml }}"}',
+        '{"a": {{ v | to_yaml }}}',
+        '["{{ v | quote }}"]',
+        '{"a": "{{ v | squote }}"}',
+        '["{{ v | to_json }}"]',
+        '["{{ v | tojson }}"]',
+        '{% macro m() %}{{ v | to_yaml }}{% endmacro %}{"a": "{{ m() }}"}',
+    ],
+)
+def test_from_json_refuses_json_that_prints_a_structure_filters_output(inside: str) -> None:
+    # found by an outside tester: YAML printed for the document is no JSON string, and a
+    # CR value could end it (`0,"privileged":true` added securityContext.privileged)
+    source = "{% set j %}" + inside + "{% endset %}\nk: {{ j | from_json | to_json }}\n"
+    with pytest.raises(ConfigError, match="cannot parse text that prints a structure filter"):
+        _text(source, v='0,"privileged":true,"x":"')
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "sc: {runAsUser: {{ v | to_yaml }}}\n",
+        "sc: {runAsUser: {{ v | to_yaml }}, b: 1}\n",
+        "args: [{{ v | to_yaml }}]\n",
+    ],
+)
+def test_to_yaml_of_a_string_in_a_flow_collection_stays_one_value(source: str) -> None:
+    # its commas used to split it into keys or items (found by an outside tester)
+    (obj,) = _text(source, v="0, privileged: true, capabilities: {add: [SYS_ADMIN]}")
+    inner = next(iter(obj.values()))
+    assert "privileged" not in inner
+    assert "0, privileged: true, capabilities: {add: [SYS_ADMIN]}" in (
+        inner.values() if isinstance(inner, dict) else inner
+    )
+
+
+def test_a_value_spelling_a_token_is_never_filled_with_another_value() -> None:
+    # a CR author who learned the engine's nonce (token text once leaked into objects)
+    # must not make a filter print another value of the same render (a password)
+    from oper8d.template import TemplateEngine
+
+    engine = TemplateEngine()
+    nonce = engine._nonce
+    template = engine.text("password: {{ secret }}\nnote: {{ note | lower }}\n", "t.yaml")
+    (obj,) = template.render({"secret": "S3CRET", "note": f"{nonce}0z"})
+    assert obj == {"password": "S3CRET", "note": f"{nonce}0z".lower()}
