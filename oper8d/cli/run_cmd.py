@@ -296,7 +296,10 @@ def run(
             cr.data,
             max_reconciles=max_reconciles,
             progress=progress,
-            max_workers=4,
+            # one at a time: the components of one wave report in the bundle's order, so the
+            # report is the same in every run (bundle-format.md: offline runs are
+            # deterministic); with workers they reported in the order they finished
+            max_workers=1,
             simulator=DefaultSimulator(delay_writes=ready_after),
             on_pass=start_pass,
             schemas=schemas,

@@ -53,6 +53,14 @@ def test_every_component_is_shown_deployed_and_then_verified(notes_dry_run: Resu
         assert states.index([component, "deployed"]) < states.index([component, "verified"])
 
 
+def test_a_dry_run_reports_the_components_of_a_wave_in_the_bundles_order() -> None:
+    # with four workers they reported in the order they finished: the report changed from
+    # run to run (found by an outside tester), where offline runs are deterministic
+    result = run(WEBAPP, "--dry-run", "--cr", WEBAPP / "samples" / "webapp.yaml")
+    deployed = [line.split()[1] for line in progress_lines(result) if "deployed" in line]
+    assert deployed == ["config", "app", "service", "ingress", "autoscaler"]
+
+
 def test_a_waiting_component_says_what_it_waits_for(notes_dry_run: Result) -> None:
     assert any(
         line.split()[1:3] == ["migrate", "waiting"]
