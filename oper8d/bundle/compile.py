@@ -40,6 +40,7 @@ from oper8d.bundle.model import (
     ResourceSpec,
     TemporaryPatchPolicy,
 )
+from oper8d.bundle.modelcache import open_model
 from oper8d.bundle.nodes import _Below, _Node
 from oper8d.bundle.parts import PartsCompiler
 from oper8d.bundle.paths import path_problems
@@ -73,10 +74,13 @@ def load_bundle(
 ) -> Bundle:
     """Load, validate and compile the bundle at ``path`` (a folder or its operator.yaml).
 
-    ``cache``: reuse the templates' compiled code from the user's compile cache
-    (``bundle.cache``; off with ``OPER8D_NO_CACHE=1``) and keep what this load compiles.
+    ``cache``: reuse the model an earlier load compiled from the same files
+    (``bundle.modelcache``), else the templates' compiled code from the user's compile
+    cache (``bundle.cache``), and keep what this load compiles (off with
+    ``OPER8D_NO_CACHE=1``).
     ``builtin_schemas``: ``KubeSchemas.builtin()`` when the caller has it already (the
-    conditions' field paths are checked against it; loading it costs a few ms).
+    conditions' field paths are checked against it; loading it costs a few ms); it must be
+    that set: a stored model was checked against it.
     Raises ``BundleError`` listing every problem found, each with file:line:col.
     """
     root = Path(path)
@@ -87,12 +91,23 @@ def load_bundle(
             Problem(f"no {OPERATOR_FILE} in {root} (a bundle is a folder with an {OPERATOR_FILE})")
         )
     limits = limits if limits is not None else Limits()
-    store = open_store(root, limits) if cache else None
+    slot = open_model(root, limits) if cache else None
+    if slot is not None:
+        # the model an earlier load compiled from the same files (``bundle.modelcache``)
+        with bounded_work():
+            stored = slot.load(root, limits)
+        if stored is not None:
+            return stored
+    store = open_store(root, limits, key=slot.key if slot is not None else None) if cache else None
+    compiler = _Compiler(root, limits, store, builtin_schemas, record=slot is not None)
     # the collector's passes over the compile's (acyclic, mostly) objects cost a sixth of
     # a load
     try:
         with bounded_work():
-            return _Compiler(root, limits, store, builtin_schemas).compile()
+            bundle = compiler.compile()
+            if slot is not None and compiler.files.reads is not None:
+                slot.save(bundle, compiler.templates, compiler.files.reads)
+            return bundle
     finally:
         if store is not None:
             store.save()  # also after problems: the templates that compiled are kept
@@ -105,9 +120,12 @@ class _Compiler(PartsCompiler):
         limits: Limits,
         store: CodeStore | None = None,
         builtin_schemas: KubeSchemas | None = None,
+        *,
+        record: bool = False,
     ):
+        """``record``: keep what each file read found (``BundleFiles.reads``)."""
         self.root = root
-        self.files = BundleFiles(root)
+        self.files = BundleFiles(root, record=record)
         self.builtin_schemas = builtin_schemas
         self.schemas = SchemaSet()
         self.limits = limits

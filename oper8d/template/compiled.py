@@ -50,6 +50,11 @@ class CompiledString:
         object.__setattr__(self, "_in_budget", getattr(environment, "in_budget", None))
         object.__setattr__(self, "_limit", _rendered_limit(self.template))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (the bundle model cache, ``bundle.modelcache``: what it is built from; the
+        # template goes by reference)
+        return CompiledString, (self.source, self.pos, self.references, self.native, self.template)
+
     def at(self, pos: SourcePos) -> CompiledString:
         """The same compiled string written at ``pos``: a bundle repeats its strings, and
         this copies what construction works out (a third of planning an inline object)."""
@@ -160,6 +165,13 @@ class TextTemplate:
     def __repr__(self) -> str:
         return f"TextTemplate({self.file!r})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (the bundle model cache, ``bundle.modelcache``: what it is built from; the
+        # template, the nonce and the scalar tags go by reference to the loading engine's)
+        documents = self._documents
+        args = (self._template, self._lines, documents._size, documents._scalar_tags)
+        return _restored_text, (self.file, self.references, self._nonce, *args)
+
     def render_text(self, context: Mapping[str, Any]) -> str:
         """The rendered text as the template prints it, values in place (for showing it;
         never parsed: see ``slots``)."""
@@ -212,6 +224,21 @@ class TextTemplate:
             line = template_line(exc, self.file)
             where = self._lines[line - 1] if line and line <= len(self._lines) else self.file
             raise render_failure(exc, SourcePos(self.file, line or 0), where) from exc
+
+
+def _restored_text(
+    file: str,
+    references: frozenset[str],
+    nonce: str,
+    template: Template,
+    lines: list[str],
+    cache_size: int,
+    scalar_tags: dict[str, str] | None,
+) -> TextTemplate:
+    """A ``TextTemplate`` as ``TextTemplate.__reduce__`` describes it."""
+    text = TextTemplate(file, template, "", references, nonce, cache_size, scalar_tags)
+    text._lines = lines
+    return text
 
 
 def _budget(template: Template, shared: Context | None = None) -> Any:
