@@ -53,7 +53,13 @@ class CompiledString:
     def __reduce__(self) -> tuple[Any, ...]:
         # (the bundle model cache, ``bundle.modelcache``: what it is built from; the
         # template goes by reference)
-        return CompiledString, (self.source, self.pos, self.references, self.native, self.template)
+        return _restored_string, (
+            self.source,
+            self.pos,
+            self.references,
+            self.native,
+            self.template,
+        )
 
     def at(self, pos: SourcePos) -> CompiledString:
         """The same compiled string written at ``pos``: a bundle repeats its strings, and
@@ -224,6 +230,25 @@ class TextTemplate:
             line = template_line(exc, self.file)
             where = self._lines[line - 1] if line and line <= len(self._lines) else self.file
             raise render_failure(exc, SourcePos(self.file, line or 0), where) from exc
+
+
+def _restored_string(
+    source: str, pos: SourcePos, references: frozenset[str], native: bool, template: Template
+) -> CompiledString:
+    """A ``CompiledString`` as ``CompiledString.__reduce__`` describes it (what its
+    ``__init__`` sets, without its per-field work: a model holds hundreds)."""
+    compiled = object.__new__(CompiledString)
+    environment = template.environment
+    vars(compiled).update(
+        source=source,
+        pos=pos,
+        references=references,
+        native=native,
+        template=template,
+        _in_budget=getattr(environment, "in_budget", None),
+        _limit=_rendered_limit(template),
+    )
+    return compiled
 
 
 def _restored_text(

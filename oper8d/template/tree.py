@@ -152,12 +152,16 @@ def _fresh_copies(value: Any) -> Callable[[], Any]:
     return lambda: loads(blob)
 
 
-def _skeleton(plain: Any, leaves: list[tuple[Path, CompiledString]]) -> Renderer:
+def _skeleton(
+    plain: Any, leaves: list[tuple[Path, CompiledString]], blob: bytes | None = None
+) -> Renderer:
     """A renderer that rebuilds ``plain`` with one ``marshal.loads`` and puts the value of
-    each templated string (``leaves``, in the order they are written) in its place."""
+    each templated string (``leaves``, in the order they are written) in its place
+    (``blob``: ``plain`` marshalled already)."""
     if leaves[0][0] == ():  # the object is one templated string
         return leaves[0][1].render_in
-    blob = marshal.dumps(plain, _NO_SHARING)
+    if blob is None:
+        blob = marshal.dumps(plain, _NO_SHARING)
     loads = marshal.loads
     # consecutive strings of one mapping or list share the walk down to it
     runs: list[tuple[Path, list[tuple[str | int, Renderer]]]] = []
@@ -192,7 +196,7 @@ def _restored_tree(
 ) -> TreeTemplate:
     """A ``TreeTemplate`` as ``TreeTemplate.__reduce__`` describes it: the skeleton from
     its strings, the general plan by planning again with the strings already compiled."""
-    plain = marshal.loads(blob)
+    plain = marshal.loads(blob)  # (a copy of its own: the closures below keep it)
     if leaves is None:
         strings = iter(compiled or ())
 
@@ -204,7 +208,7 @@ def _restored_tree(
 
         render = _Planner(pos, {}, replay).plan(plain, ())
     else:
-        render = _skeleton(plain, leaves) if leaves else None
+        render = _skeleton(plain, leaves, blob) if leaves else None
     tree = object.__new__(TreeTemplate)
     tree.pos = pos
     tree.references = references
