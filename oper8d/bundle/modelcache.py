@@ -21,7 +21,7 @@ rebuild: it is pickled with each template replaced by its module code (stored be
 with ``marshal``, as the compile cache stores it) and the engine's shared objects (its
 environments, globals, nonce) replaced by names; loading builds a new ``TemplateEngine``
 for the limits and gives each template back through it (``TemplateEngine.restore``). The
-unpickler loads only oper8d's classes.
+unpickler loads only oper8d's own classes and functions.
 
 Files follow :mod:`oper8d.cachefiles` (a private folder, this user's files only,
 checksummed, written whole) beside the compile cache's, and are pruned with them.
@@ -142,8 +142,8 @@ class _Pickler(pickle.Pickler):
     def __init__(self, stream: io.BytesIO, engine: TemplateEngine) -> None:
         super().__init__(stream, protocol=pickle.HIGHEST_PROTOCOL)
         self._engine = engine
+        # (the engine keeps these objects alive while it pickles: the ids stay theirs)
         self._shared = {id(obj): name for name, obj in engine.shared().items()}
-        self._keep_alive = engine.shared()  # (the ids above stay theirs)
         self.codes: dict[str, CodeType] = {}
 
     def persistent_id(self, obj: Any) -> str | None:
@@ -180,6 +180,10 @@ class _Unpickler(pickle.Unpickler):
         return found
 
     def find_class(self, module: str, name: str) -> Any:
-        if module.startswith("oper8d."):
-            return super().find_class(module, name)
+        # a name of oper8d's own (not one a module of it imported, nor a dotted path on
+        # from there: ``oper8d.bundle.loader`` / ``os.system``)
+        if module.startswith("oper8d.") and "." not in name:
+            found = super().find_class(module, name)
+            if str(getattr(found, "__module__", "")).startswith("oper8d."):
+                return found
         raise pickle.UnpicklingError(f"{module}.{name} is not part of a bundle model")

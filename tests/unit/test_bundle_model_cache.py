@@ -191,6 +191,36 @@ def test_a_stored_model_names_the_folder_it_was_loaded_by(
     assert [c.name for c in again.controllers[0].components] == ["inline", "included", "text"]
 
 
+@pytest.mark.parametrize("bundle", sorted(p.name for p in EXAMPLES.iterdir()))
+def test_every_file_a_compile_opens_in_the_bundle_is_a_recorded_read(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, bundle: str
+) -> None:
+    """What the model cache checks again is all the compile learned from the bundle."""
+    real = (EXAMPLES / bundle).resolve()
+    opened: list[str] = []
+    original = os.open
+
+    def recording(path: Any, *args: Any, **kw: Any) -> int:
+        if str(path).startswith(str(real) + os.sep):
+            opened.append(str(path))
+        return original(path, *args, **kw)
+
+    saved: list[list[tuple[str, str, bytes]]] = []
+    original_save = modelcache_module.ModelSlot.save
+
+    def saving(self: Any, bundle: Any, engine: Any, reads: Any) -> None:
+        saved.append(list(reads))
+        original_save(self, bundle, engine, reads)
+
+    monkeypatch.setattr(os, "open", recording)
+    monkeypatch.setattr(modelcache_module.ModelSlot, "save", saving)
+    load_bundle(EXAMPLES / bundle)
+
+    (reads,) = saved
+    assert sorted(opened) == sorted(path for _relpath, path, _digest in reads)
+    assert reads[0][0] == "operator.yaml"
+
+
 # -- invalidation -----------------------------------------------------------------------
 
 EDITS = {
@@ -365,6 +395,25 @@ def test_a_damaged_or_foreign_model_file_means_a_normal_compile(
     assert result.stdout_bytes == fresh.stdout_bytes
     assert "PLANTED" not in result.output + capsys.readouterr().out
     assert len(model_files(cache)) == 1  # written again, whole
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("builtins", "print"),
+        ("os", "system"),
+        ("oper8d.bundle.loader", "os"),  # a module oper8d imports
+        ("oper8d.bundle.loader", "os.system"),  # a dotted path from one
+        ("oper8d.bundle.loader", "hashlib"),
+        ("oper8d.template.compiled", "Template"),  # Jinja's, imported by oper8d
+    ],
+)
+def test_the_model_loader_refuses_anything_but_oper8d_names(module: str, name: str) -> None:
+    engine = modelcache_module.TemplateEngine(Limits())
+    unpickler = modelcache_module._Unpickler(b"", engine, {})
+    assert unpickler.find_class("oper8d.errors", "SourcePos").__name__ == "SourcePos"
+    with pytest.raises(pickle.UnpicklingError):
+        unpickler.find_class(module, name)
 
 
 def test_a_resigned_model_file_is_served(tmp_path: Path, cache: Path, compiles: list[Path]) -> None:
