@@ -101,7 +101,7 @@ class ModelSlot:
                 (bundle.name, bundle.controllers, bundle.operator_version, bundle.description)
             )
             body = marshal.dumps((self.key, reads, pickler.codes, stream.getvalue()))
-        except (pickle.PicklingError, TypeError, ValueError, AttributeError, RecursionError):
+        except Exception:  # (something that cannot be stored: the next load compiles)
             return
         with contextlib.suppress(OSError):
             write_private(self.path, _MAGIC, body)

@@ -53,7 +53,7 @@ class CompiledString:
     def __reduce__(self) -> tuple[Any, ...]:
         # (the bundle model cache, ``bundle.modelcache``: what it is built from; the
         # template goes by reference)
-        return _restored_string, (
+        return CompiledString, (
             self.source,
             self.pos,
             self.references,
@@ -165,6 +165,7 @@ class TextTemplate:
         self._nonce = nonce
         self.references = references
         self._template = template
+        self._source = source  # (for __reduce__)
         self._lines = source.splitlines()
         self._documents = DocumentCache(file, cache_size, scalar_tags)
 
@@ -175,8 +176,8 @@ class TextTemplate:
         # (the bundle model cache, ``bundle.modelcache``: what it is built from; the
         # template, the nonce and the scalar tags go by reference to the loading engine's)
         documents = self._documents
-        args = (self._template, self._lines, documents._size, documents._scalar_tags)
-        return _restored_text, (self.file, self.references, self._nonce, *args)
+        args = (self._source, self.references, self._nonce, documents._size, documents._scalar_tags)
+        return TextTemplate, (self.file, self._template, *args)
 
     def render_text(self, context: Mapping[str, Any]) -> str:
         """The rendered text as the template prints it, values in place (for showing it;
@@ -230,40 +231,6 @@ class TextTemplate:
             line = template_line(exc, self.file)
             where = self._lines[line - 1] if line and line <= len(self._lines) else self.file
             raise render_failure(exc, SourcePos(self.file, line or 0), where) from exc
-
-
-def _restored_string(
-    source: str, pos: SourcePos, references: frozenset[str], native: bool, template: Template
-) -> CompiledString:
-    """A ``CompiledString`` as ``CompiledString.__reduce__`` describes it (what its
-    ``__init__`` sets, without its per-field work: a model holds hundreds)."""
-    compiled = object.__new__(CompiledString)
-    environment = template.environment
-    vars(compiled).update(
-        source=source,
-        pos=pos,
-        references=references,
-        native=native,
-        template=template,
-        _in_budget=getattr(environment, "in_budget", None),
-        _limit=_rendered_limit(template),
-    )
-    return compiled
-
-
-def _restored_text(
-    file: str,
-    references: frozenset[str],
-    nonce: str,
-    template: Template,
-    lines: list[str],
-    cache_size: int,
-    scalar_tags: dict[str, str] | None,
-) -> TextTemplate:
-    """A ``TextTemplate`` as ``TextTemplate.__reduce__`` describes it."""
-    text = TextTemplate(file, template, "", references, nonce, cache_size, scalar_tags)
-    text._lines = lines
-    return text
 
 
 def _budget(template: Template, shared: Context | None = None) -> Any:
