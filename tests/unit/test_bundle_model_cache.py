@@ -178,6 +178,81 @@ def test_a_render_of_the_generated_bundle_is_the_same_off_cold_and_warm(
     assert_identical(generated.path, cr, cache, compiles)
 
 
+RICH = """\
+apiVersion: oper8d.io/v1alpha1
+kind: Operator
+metadata: {name: rich, version: 0.1.0, description: every kind of template}
+controllers:
+  - name: rich
+    resource:
+      group: demo.oper8d.io
+      version: v1alpha1
+      kind: Rich
+      schema:
+        type: object
+        properties:
+          workers: {type: array, items: {type: string}, default: [a, b]}
+          label: {type: string, default: web}
+    config: {team: blue}
+    reads:
+      - {apiVersion: v1, kind: ConfigMap, names: [settings]}
+    components:
+      - name: keyed
+        resources:
+          - name: config
+            object:
+              apiVersion: v1
+              kind: ConfigMap
+              metadata: {name: "{{ scoped_name('keyed') }}"}
+              data:
+                "{{ config.team }}-key": "{{ spec.label | upper }}"
+                found: "{{ lookup('v1', 'ConfigMap', 'settings') is none }}"
+        patches:
+          - target: {resource: config}
+            type: strategicMerge
+            patch: {metadata: {labels: {tier: "{{ spec.label }}"}}}
+      - name: workers
+        forEach: {items: spec.workers, as: worker, key: worker, maxItems: 5}
+        dependsOn: [keyed]
+        resources:
+          - name: config
+            object:
+              apiVersion: v1
+              kind: ConfigMap
+              metadata: {name: "{{ scoped_name('w-' ~ worker) }}"}
+              data: {worker: "{{ worker }}", big: "{{ 6 * 7 }}"}
+            readyWhen:
+              - expr: "obj.data.worker is defined"
+    hooks:
+      afterVerify:
+        - name: announce
+          check: "live('keyed.config') is not none"
+          resources:
+            - name: cm
+              object:
+                apiVersion: v1
+                kind: ConfigMap
+                metadata: {name: "{{ scoped_name('announce') }}"}
+    status:
+      workers: "{{ spec.workers | length }}"
+      team: config.team
+"""
+
+
+def test_a_render_of_a_bundle_with_every_kind_of_template_is_the_same_off_cold_and_warm(
+    tmp_path: Path, cache: Path, compiles: list[Path]
+) -> None:
+    """Templated keys (the general plan), patches, forEach, hooks, reads and status."""
+    bundle = tmp_path / "rich"
+    bundle.mkdir()
+    (bundle / "operator.yaml").write_text(RICH, encoding="utf-8")
+    cr = tmp_path / "cr.yaml"
+    cr.write_text(CR.replace("kind: Mc", "kind: Rich"), encoding="utf-8")
+    assert_identical(bundle, cr, cache, compiles)
+    output = render(bundle, cr, cache).stdout
+    assert "blue-key: WEB" in output and "tier: web" in output and "one-announce" in output
+
+
 def test_a_stored_model_names_the_folder_it_was_loaded_by(
     tmp_path: Path, cache: Path, compiles: list[Path]
 ) -> None:
