@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MANAGED_BY_LABEL", "OWNER_LABEL", "Obj", "ObjView", "newer", "resource_version"]
+__all__ = [
+    "MANAGED_BY_LABEL",
+    "OWNER_LABEL",
+    "Obj",
+    "ObjView",
+    "json_key_text",
+    "newer",
+    "resource_version",
+]
 
 #: a Kubernetes object: the JSON the API server sends, as dicts, lists and scalars
 Obj = dict[str, Any]
@@ -40,3 +48,18 @@ def newer(a: ObjView, b: ObjView) -> bool | None:
         return int(resource_version(a)) > int(resource_version(b))
     except ValueError:
         return None
+
+
+def json_key_text(key: object) -> str | None:
+    """A YAML mapping key as the text key of a Kubernetes object (JSON), the way
+    sigs.k8s.io/yaml (``kubectl apply``) converts it: a string is itself, an integer or a
+    boolean its text (``1: a`` is ``"1"``, ``true:`` is ``"true"``). None for any other key
+    (null, a float, a mapping): one rule for operator.yaml and for text templates, whose
+    readers refuse such a key and ask for it to be quoted."""
+    if isinstance(key, str):
+        return str(key)
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, int):
+        return str(int(key))
+    return None

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from oper8d.bundle.fastyaml import Parsed, RawPositions, SourcePositions, fast_parse
 from oper8d.errors import BundleError, Problem, SourcePos
 from oper8d.limits import LimitExceeded, Limits
+from oper8d.objects import json_key_text
 
 if TYPE_CHECKING:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -522,17 +523,21 @@ class _Converter:
         return out
 
     def _key(self, raw_key: Any, path: PathKey, marks: list[int] | None) -> str:
-        if isinstance(raw_key, str):
-            return str(raw_key)
-        if raw_key is None:
-            return "null"
-        if isinstance(raw_key, bool):
-            return "true" if raw_key else "false"
-        if isinstance(raw_key, int | float):
-            return str(_scalar(raw_key))
+        key = _scalar(raw_key) if isinstance(raw_key, int) else raw_key  # ruamel's int types
+        text = json_key_text(key)
+        if text is not None:
+            return text
         where = SourcePos(self.file, marks[0] + 1, marks[1] + 1) if marks else self._here(path)
+        if key is None:
+            what = "the key is null"
+        elif isinstance(key, float):
+            what = f"the key {key!r} is a float"
+        elif isinstance(key, tuple | Mapping):  # ruamel's complex keys (``? [a, b]``)
+            what = "the key is a list or a mapping"
+        else:
+            what = f"the key {str(key)!r} is not a plain string"
         raise BundleError(
-            Problem("a mapping key must be a plain value, not a mapping or list", where)
+            Problem(f"{what}: a Kubernetes object's keys are strings; quote the key", where)
         )
 
 

@@ -48,7 +48,12 @@ from oper8d.template.filters import template_filters
 from oper8d.template.names import truncate_name
 from oper8d.template.sandbox import Budget, LimitedSandbox, guard_loops
 from oper8d.template.slots import finalize, guarded_markup_join, new_nonce
-from oper8d.template.textfilters import text_code_generator, trusted_filters
+from oper8d.template.textfilters import (
+    filled_operand,
+    guard_operands,
+    text_code_generator,
+    trusted_filters,
+)
 from oper8d.template.tree import Path, TreeTemplate, is_templated
 
 _T = TypeVar("_T")
@@ -104,6 +109,7 @@ class TemplateEngine:
         text_env = env.overlay(autoescape=True, finalize=finalize)
         text_env.filters = trusted_filters(env.filters)
         text_env.code_generator_class = text_code_generator(env.code_generator_class)
+        text_env.filled_operand = filled_operand  # type: ignore[attr-defined]
         self._text_env = text_env
         self._nonce = new_nonce()
         # the tags of the plain scalars its text templates' rendered texts hold (``slots``)
@@ -193,6 +199,7 @@ class TemplateEngine:
             )
             self._reject_file_statements(ast, lambda node: SourcePos(file, node.lineno))
             references = live_references(ast)
+            guard_operands(ast)
             code = self._code(ast, problem, SourcePos(file), file, self._text_env)
             self._remember(key, (False, references, code))
             template = self._from_code(code, self._text_env, key)

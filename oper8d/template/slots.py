@@ -45,6 +45,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context, markup_join
 from markupsafe import Markup
 
+from oper8d.objects import json_key_text
 from oper8d.template.layout import mark, strip_marks
 from oper8d.template.values import copy_result
 
@@ -201,13 +202,10 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def json_key(key: Any, node: Any) -> str:
-    """An integer or boolean key as sigs.k8s.io/yaml writes it to JSON: its text."""
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    if isinstance(key, int):
-        return str(key)
-    if isinstance(key, str):
-        return str(key)
+    """A mapping key as sigs.k8s.io/yaml writes it to JSON (``objects.json_key_text``)."""
+    text = json_key_text(key)
+    if text is not None:
+        return text
     what = "null" if key is None else f"a {type(key).__name__}"
     raise yaml.constructor.ConstructorError(
         None,

@@ -24,6 +24,11 @@ what that text means to them:
 A ``{% filter %}`` block's result would be written to the text as it is (Jinja does not
 finalize it); :func:`text_code_generator` routes it through ``finalize`` like any
 ``{{ ... }}``, so it is a token or checked structure too.
+
+What holds for a filter holds for the template's other operations on such text
+(:func:`guard_operands`): slicing or indexing it (``conf[-5:]``), calling a string method
+(``conf.upper()``, ``conf.split('-')``) or comparing it (``'2.1' in conf``) sees the values,
+and the result is a value. On the tokens they would cut a token or miss a value.
 """
 
 from __future__ import annotations
@@ -36,9 +41,10 @@ from jinja2.compiler import CodeGenerator, Frame
 from jinja2.runtime import Context
 from markupsafe import Markup
 
+from oper8d.template.sandbox import plain_callable
 from oper8d.template.slots import SLOTS_VAR, Slots, YamlText, check_joined, fill_text
 
-__all__ = ["text_code_generator", "trusted_filters"]
+__all__ = ["filled_operand", "guard_operands", "text_code_generator", "trusted_filters"]
 
 _G = TypeVar("_G", bound=CodeGenerator)
 
@@ -242,3 +248,43 @@ def text_code_generator(base: type[_G]) -> type[_G]:
             self.leave_frame(filter_frame)
 
     return TextCodeGenerator
+
+
+#: the attributes of a string: reading one of them from text holding tokens reads it
+#: from the text with the values (``conf.upper``); any other name is no string's
+_STR_ATTRIBUTES = frozenset(name for name in dir(str) if not name.startswith("_"))
+
+
+@plain_callable
+def filled_operand(context: Context, value: Any) -> Any:
+    """Called by a text template's code (:func:`guard_operands`) with what it slices,
+    indexes, compares or calls a string method of: text holding the render's tokens as a
+    plain string with the values in place (a value), anything else as it is."""
+    if isinstance(value, str):
+        slots = context.parent.get(SLOTS_VAR)  # put there by TextTemplate.render_tokens
+        if isinstance(slots, Slots) and slots.nonce in value:
+            return str.__str__(fill_text(value, slots))
+    return value
+
+
+def guard_operands(ast: nodes.Template) -> nodes.Template:
+    """Route (in place) what ``ast`` slices or indexes (``x[...]``), the string whose
+    method it reads (``x.upper``) and both sides of every comparison through
+    ``environment.filled_operand``, so that they see values, not tokens."""
+
+    def filled(node: nodes.Expr) -> nodes.Expr:
+        function = nodes.EnvironmentAttribute("filled_operand", lineno=node.lineno)
+        context = nodes.ContextReference(lineno=node.lineno)
+        return nodes.Call(function, [context, node], [], None, None, lineno=node.lineno)
+
+    for item in ast.find_all(nodes.Getitem):
+        if not (isinstance(item.arg, nodes.Const) and isinstance(item.arg.value, str)):
+            item.node = filled(item.node)  # a string's index is a number or a slice
+    for attribute in ast.find_all(nodes.Getattr):
+        if attribute.attr in _STR_ATTRIBUTES:
+            attribute.node = filled(attribute.node)
+    for compare in ast.find_all(nodes.Compare):
+        compare.expr = filled(compare.expr)
+        for operand in compare.ops:
+            operand.expr = filled(operand.expr)
+    return ast

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ from oper8d.bundle.loader import (
     resolve_path,
 )
 from oper8d.errors import BundleError, SourcePos
+from oper8d.template.slots import KubernetesLoader
 
 OPERATOR = """\
 apiVersion: oper8d.io/v1alpha1
@@ -335,3 +337,29 @@ def test_a_value_json_cannot_hold_is_an_error_where_it_is_written(value: str, sa
 
 def test_a_timestamp_keeps_its_text():
     assert load_yaml_text("a: 2001-12-14\n", "f.yaml").data == {"a": "2001-12-14"}
+
+
+@pytest.mark.parametrize(
+    ("key", "says"),
+    [
+        ("null", "the key is null"),
+        ("~", "the key is null"),
+        ("1.5", "the key 1.5 is a float"),
+        ("[a, b]", "the key is a list or a mapping"),
+    ],
+)
+def test_a_key_kubectl_would_not_read_as_text_is_an_error_where_it_is_written(key: str, says: str):
+    """It used to become "null" or "1.5" in the object, where a text template refuses it."""
+    message = error_of(load_yaml_text, f"data:\n  ? {key}\n  : v\n", "operator.yaml")
+    assert message.startswith("operator.yaml:2:5: ")
+    assert says in message
+    assert "quote the key" in message
+
+
+@pytest.mark.parametrize("key", ["1", "-3", "0x1F", "true", "false", "x", "'1.5'", '"null"'])
+def test_operator_yaml_and_a_text_template_turn_a_key_into_the_same_text(key: str):
+    """One rule for both (``objects.json_key_text``), as kubectl reads them."""
+    text = f"data:\n  {key}: v\n"
+    inline = load_yaml_text(text, "operator.yaml").data["data"]
+    assert inline == yaml.load(text, Loader=KubernetesLoader)["data"]
+    assert list(inline) == [str(key).strip("'\"").replace("0x1F", "31")]

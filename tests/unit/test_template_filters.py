@@ -9,6 +9,7 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from markupsafe import Markup
 
 from oper8d.errors import ConfigError, SourcePos
 from oper8d.template import TemplateEngine
@@ -74,8 +75,9 @@ def test_to_yaml_composes_with_nindent_inside_a_text_template() -> None:
 
 @given(json_data)
 def test_to_json_and_from_json_round_trip(value: Any) -> None:
-    assert from_json(to_json(value)) == value
-    assert from_json(to_json(value, compact=True)) == value
+    # (Markup: JSON a text template wrote, the only text from_json parses)
+    assert from_json(Markup(to_json(value))) == value
+    assert from_json(Markup(to_json(value, compact=True))) == value
 
 
 def test_to_json_writes_number_keys_as_their_text_and_refuses_two_of_one_text() -> None:
@@ -92,8 +94,26 @@ def test_to_json_sorts_keys_like_helm_and_can_be_compact() -> None:
     assert to_json({"b": 1, "a": [1, 2]}, compact=True) == '{"a":[1,2],"b":1}'
 
 
-def test_from_json_parses_text_in_a_template() -> None:
-    assert render("raw | from_json", raw='{"a": [1, 2]}') == {"a": [1, 2]}
+def test_from_json_parses_a_block_a_text_template_writes() -> None:
+    template = TemplateEngine().text(
+        '{% set raw %}{"a": [1, "{{ n }}"]}{% endset %}\n'
+        "k: {{ raw | trim | from_json | to_json }}\n",
+        "t.yaml",
+    )
+    assert template.render({"n": 2}) == [{"k": {"a": [1, "2"]}}]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "raw | from_json",  # a CR's or the config's text
+        "(raw ~ '') | from_json",
+        "raw | replace('1', '1 ') | from_json",
+    ],
+)
+def test_from_json_refuses_a_value_whose_text_could_add_keys(source: str) -> None:
+    with pytest.raises(ConfigError, match="from_json parses only JSON a text template writes"):
+        render(source, raw='{"a": [1, 2], "privileged": true}')
 
 
 # -- base64 / sha256 --------------------------------------------------------------------------

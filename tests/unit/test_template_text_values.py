@@ -67,6 +67,38 @@ def test_what_a_filter_makes_of_a_cr_value_is_one_scalar(line: str) -> None:
     assert "hostnetwork: true\n---\napiversion" in obj["k"].lower()
 
 
+#: what a template does with a set block beside filters: each sees the values, as Python
+#: does with the text the block would print (they saw its tokens: a cut token in the
+#: object, ``'debug' in conf`` false)
+OPERATIONS = [
+    "conf[-6:-1]",
+    "conf[1]",
+    "conf.strip().upper()",
+    "conf.split(': ')[1].strip()",
+    "conf.replace('debug', 'info').strip()",
+    "'debug' in conf",
+    "conf == '\\nlevel: debug\\n'",
+    "conf.startswith('\\nlevel')",
+]
+
+
+@pytest.mark.parametrize("expression", OPERATIONS)
+def test_slicing_a_set_block_calling_its_methods_or_comparing_it_sees_the_values(
+    expression: str,
+) -> None:
+    (obj,) = render(CONF + f"k: {{{{ {expression} }}}}\n", level="debug")
+    expected = eval(expression, {}, {"conf": "\nlevel: debug\n"})  # the constants above
+    assert obj == {"k": expected}
+    assert "oper8d" not in str(obj)
+
+
+@pytest.mark.parametrize("expression", ["conf[1:]", "conf.strip()", "conf.split('level: ')[1]"])
+def test_what_an_operation_makes_of_a_cr_value_is_one_scalar(expression: str) -> None:
+    (obj,) = render(CONF + f"k: {{{{ {expression} }}}}\n", level=HOSTILE)
+    assert list(obj) == ["k"]
+    assert "hostNetwork: true\n---\napiVersion" in obj["k"]
+
+
 def test_a_filter_block_cannot_carry_printed_structure_out_of_its_place() -> None:
     # upper() of the block once hid the mark that checks where printed structure lands
     source = (
