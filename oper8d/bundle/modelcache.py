@@ -17,11 +17,13 @@ versions of Python, Jinja, PyYAML and libyaml, the schema libraries, oper8d's ve
 a digest of its source and its Kubernetes schemas.
 
 The model holds compiled Jinja templates, which only the engine that made them can
-rebuild: it is pickled with each template replaced by its module code (stored beside,
-with ``marshal``, as the compile cache stores it) and the engine's shared objects (its
-environments, globals, nonce) replaced by names; loading builds a new ``TemplateEngine``
-for the limits and gives each template back through it (``TemplateEngine.restore``). The
-unpickler loads only oper8d's own classes and functions.
+rebuild: it is pickled with each template, and each of the engine's shared objects (its
+environments, globals, nonce), as a reference to an entry the pickler's memo holds
+before it starts; the templates' module code is stored beside, with ``marshal``, as the
+compile cache stores it. Loading builds a new ``TemplateEngine`` for the limits, fills the
+same memo entries with its objects and the templates it rebuilds from their code
+(``TemplateEngine.restore``), then unpickles the model. The unpickler loads only oper8d's
+own classes and functions.
 
 Files follow :mod:`oper8d.cachefiles` (a private folder, this user's files only,
 checksummed, written whole) beside the compile cache's, and are pruned with them.
@@ -32,6 +34,7 @@ compile, silently. ``OPER8D_NO_CACHE=1`` or ``load_bundle(cache=False)`` turns i
 from __future__ import annotations
 
 import contextlib
+import copyreg
 import hashlib
 import io
 import marshal
@@ -76,11 +79,13 @@ class ModelSlot:
         if body is None:
             return None
         try:
-            stored_key, reads, codes, pickled = marshal.loads(body)
+            stored_key, reads, names, codes, pickled = marshal.loads(body)
             if stored_key != self.key or not _unchanged(root, reads):
                 return None
             engine = TemplateEngine(limits)
-            name, controllers, version, description = _Unpickler(pickled, engine, codes).load()
+            unpickler = _Unpickler(_prefix(len(names)) + pickled, engine, names, codes)
+            unpickler.load()  # the prefix: the engine's objects, in their memo entries
+            name, controllers, version, description = unpickler.load()
             return Bundle(
                 name=name,
                 root=root,
@@ -93,14 +98,32 @@ class ModelSlot:
 
     def save(self, bundle: Bundle, engine: TemplateEngine, reads: Reads) -> None:
         """Store ``bundle``, which ``engine`` compiled from ``reads``; errors are ignored
-        (the cache is an optimisation)."""
+        (the cache is an optimisation).
+
+        The engine's objects (its environments, globals, nonce and every template it
+        made) are put in the pickler's memo before the model is pickled, so each reference
+        to one is written as a reference to a memo entry, at C speed (a ``persistent_id``
+        would be a Python call for every object of the model); ``load`` fills the same
+        entries first. An engine object that is not there (a template another engine made)
+        cannot be pickled at all."""
+        shared = engine.shared()
+        made = engine.made()
+        names = [*shared, *(key for _template, key, _code in made)]
+        objects = [*shared.values(), *(template for template, _key, _code in made)]
+        codes = {key: code for _template, key, code in made}
+        refused: dict[type, Any] = {Template: _not_stored}
+        for env in (shared["env"], shared["text_env"]):
+            template_class = getattr(env, "template_class", Template)
+            refused.update({type(env): _not_stored, template_class: _not_stored})
         stream = io.BytesIO()
-        pickler = _Pickler(stream, engine)
+        pickler = pickle.Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL)
+        pickler.memo = {id(obj): (index, obj) for index, obj in enumerate(objects)}
+        pickler.dispatch_table = {**copyreg.dispatch_table, **refused}
         try:
             pickler.dump(
                 (bundle.name, bundle.controllers, bundle.operator_version, bundle.description)
             )
-            body = marshal.dumps((self.key, reads, pickler.codes, stream.getvalue()))
+            body = marshal.dumps((self.key, reads, names, codes, stream.getvalue()))
         except Exception:  # (something that cannot be stored: the next load compiles)
             return
         with contextlib.suppress(OSError):
@@ -135,48 +158,43 @@ def _unchanged(root: Path, reads: Any) -> bool:
     return bool(files.reads == reads)
 
 
-class _Pickler(pickle.Pickler):
-    """Pickles a model compiled by ``engine``: its templates as code (``codes``), the
-    engine's shared objects by name."""
+def _not_stored(obj: object) -> Any:
+    raise pickle.PicklingError(f"a {type(obj).__name__} the engine did not make")
 
-    def __init__(self, stream: io.BytesIO, engine: TemplateEngine) -> None:
-        super().__init__(stream, protocol=pickle.HIGHEST_PROTOCOL)
-        self._engine = engine
-        # (the engine keeps these objects alive while it pickles: the ids stay theirs)
-        self._shared = {id(obj): name for name, obj in engine.shared().items()}
-        self.codes: dict[str, CodeType] = {}
 
-    def persistent_id(self, obj: Any) -> str | None:
-        name = self._shared.get(id(obj))
-        if name is not None:
-            return name
-        if isinstance(obj, Template):
-            origin = self._engine.origin(obj)
-            if origin is None:
-                raise pickle.PicklingError("a template this engine did not make")
-            key, code = origin
-            self.codes[key] = code
-            return key
-        return None
+def _prefix(count: int) -> bytes:
+    """A pickle that puts persistent objects 0 to ``count - 1`` in memo entries 0 to
+    ``count - 1`` and returns None: what ``ModelSlot.save`` put in its pickler's memo."""
+    # each: BININT index, BINPERSID, MEMOIZE, POP; around them: PROTO 5 ... NONE, STOP
+    parts = [b"J" + index.to_bytes(4, "little") + b"Q\x940" for index in range(count)]
+    return b"\x80\x05" + b"".join(parts) + b"N."
 
 
 class _Unpickler(pickle.Unpickler):
-    """Loads a model for ``engine``: oper8d's classes only, each template rebuilt once
-    from its code."""
+    """Loads a model for ``engine``: oper8d's classes only; the engine's objects named
+    ``names`` (by memo entry, see ``_prefix``), each template rebuilt once from its code."""
 
-    def __init__(self, data: bytes, engine: TemplateEngine, codes: dict[str, CodeType]) -> None:
+    def __init__(
+        self,
+        data: bytes,
+        engine: TemplateEngine,
+        names: list[str],
+        codes: dict[str, CodeType],
+    ) -> None:
         super().__init__(io.BytesIO(data))
         self._engine = engine
+        self._names = names
         self._codes = codes
         self._known: dict[str, Any] = dict(engine.shared())
 
     def persistent_load(self, pid: Any) -> Any:
-        found = self._known.get(pid)
+        name = self._names[pid]
+        found = self._known.get(name)
         if found is None:
-            code = self._codes[pid]
+            code = self._codes[name]
             if not isinstance(code, CodeType):
                 raise pickle.UnpicklingError("not code")
-            found = self._known[pid] = self._engine.restore(pid, code)
+            found = self._known[name] = self._engine.restore(name, code)
         return found
 
     def find_class(self, module: str, name: str) -> Any:

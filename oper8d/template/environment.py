@@ -332,14 +332,14 @@ class TemplateEngine:
             "scalar_tags": self._scalar_tags,
         }
 
-    def origin(self, template: Template) -> tuple[str, CodeType] | None:
-        """The code-cache key and module code ``template`` was made from by this engine."""
-        found = self._origins.get(id(template))
-        return (found[1], found[2]) if found is not None and found[0] is template else None
+    def made(self) -> list[tuple[Template, str, CodeType]]:
+        """Every template this engine made, with the code-cache key and module code it was
+        made from."""
+        return list(self._origins.values())
 
     def restore(self, key: str, code: CodeType) -> Template:
-        """The template of ``code`` (the module code stored under ``key`` by ``origin``) in
-        this engine, as compiling its source here would have made it."""
+        """The template of ``code`` (the module code ``made`` lists with ``key``) in this
+        engine, as compiling its source here would have made it."""
         env = self._text_env if key.startswith("text\0") else self._env
         return self._from_code(code, env, key)
 

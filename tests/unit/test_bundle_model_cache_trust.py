@@ -71,12 +71,12 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
     "writable by others": lambda p: p.chmod(0o666),
     "not marshal data": lambda p: resign(p, b"\xff not marshal"),
     "another key": lambda p: resign(p, marshal.dumps(("other", *stored(p)[1:]))),
-    "not a model": lambda p: resign(p, marshal.dumps((*stored(p)[:3], pickle.dumps([1, 2])))),
+    "not a model": lambda p: resign(p, marshal.dumps((*stored(p)[:4], pickle.dumps([1, 2])))),
     "a template's code missing": lambda p: resign(
-        p, marshal.dumps((*stored(p)[:2], {}, stored(p)[3]))
+        p, marshal.dumps((*stored(p)[:3], {}, stored(p)[4]))
     ),
     "a foreign class": lambda p: resign(
-        p, marshal.dumps((*stored(p)[:3], pickle.dumps(_Planted())))
+        p, marshal.dumps((*stored(p)[:4], pickle.dumps(_Planted())))
     ),
 }
 
@@ -116,7 +116,7 @@ def test_a_damaged_or_foreign_model_file_means_a_normal_compile(
 )
 def test_the_model_loader_refuses_anything_but_oper8d_names(module: str, name: str) -> None:
     engine = modelcache_module.TemplateEngine(Limits())
-    unpickler = modelcache_module._Unpickler(b"", engine, {})
+    unpickler = modelcache_module._Unpickler(b"", engine, [], {})
     assert unpickler.find_class("oper8d.errors", "SourcePos").__name__ == "SourcePos"
     with pytest.raises(pickle.UnpicklingError):
         unpickler.find_class(module, name)
@@ -187,6 +187,6 @@ def test_a_model_is_not_stored_when_it_cannot_be_pickled(
 ) -> None:
     """A template the engine did not make (nothing it could store): no file, no error."""
     bundle, _cr = small_bundle(tmp_path)
-    monkeypatch.setattr(modelcache_module.TemplateEngine, "origin", lambda self, template: None)
+    monkeypatch.setattr(modelcache_module.TemplateEngine, "made", lambda self: [])
     load_bundle(bundle)
     assert model_files(cache) == []
