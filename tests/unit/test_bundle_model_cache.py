@@ -116,6 +116,12 @@ controllers:
               data: {worker: "{{ worker }}", big: "{{ 6 * 7 }}"}
             readyWhen:
               - expr: "obj.data.worker is defined"
+      - name: first
+        resources:
+          - {name: text, template: templates/shared.yaml}
+      - name: second
+        resources:
+          - {name: text, template: templates/shared.yaml}
     hooks:
       afterVerify:
         - name: announce
@@ -135,15 +141,20 @@ controllers:
 def test_a_render_of_a_bundle_with_every_kind_of_template_is_the_same_off_cold_and_warm(
     tmp_path: Path, cache: Path, compiles: list[Path]
 ) -> None:
-    """Templated keys (the general plan), patches, forEach, hooks, reads and status."""
+    """Templated keys (the general plan), patches, forEach, hooks, reads, status, and a
+    text template two resources use."""
     bundle = tmp_path / "rich"
     bundle.mkdir()
     (bundle / "operator.yaml").write_text(RICH, encoding="utf-8")
+    (bundle / "templates").mkdir()
+    shared = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ scoped_name(component) }}\n"
+    (bundle / "templates" / "shared.yaml").write_text(shared, encoding="utf-8")
     cr = tmp_path / "cr.yaml"
     cr.write_text(CR.replace("kind: Mc", "kind: Rich"), encoding="utf-8")
     assert_identical(bundle, cr, cache, compiles)
     output = render(bundle, cr, cache).stdout
     assert "blue-key: WEB" in output and "tier: web" in output and "one-announce" in output
+    assert "name: one-first" in output and "name: one-second" in output
 
 
 def test_a_stored_model_names_the_folder_it_was_loaded_by(
