@@ -14,10 +14,11 @@ load was the parse of a big ``operator.yaml``).
 
 Where: ``$XDG_CACHE_HOME/oper8d`` or ``~/.cache/oper8d``; ``OPER8D_NO_CACHE=1`` turns it off.
 The store file name is a hash of the bundle's real path, the limits, the versions of Python,
-Jinja and oper8d, and a digest of oper8d's template and bundle packages and bundle schemas
-(stricter than the version number, which a development checkout does not change: each
-file's status, or all their contents while one changed moments ago, see ``_code_digest``);
-the file repeats that key inside.
+Jinja, PyYAML, libyaml, the schema libraries and oper8d, and a digest of oper8d's template
+and bundle packages, bundle schemas, top-level modules and Kubernetes schemas (stricter
+than the version number, which a development checkout does not change: each file's
+status, or all their contents while one changed moments ago, see ``_code_digest``); the
+file repeats that key inside. The model cache (``bundle.modelcache``) uses the same key.
 
 The security model: the bundle author is trusted, the CR author is not, and the cache holds
 code that runs. Its files follow the rules of :mod:`oper8d.cachefiles` (a private folder,
