@@ -29,6 +29,7 @@ expanded (an alias bomb is an error, not gigabytes of memory), and a CR file rea
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import stat
@@ -175,11 +176,25 @@ class BundleFiles:
     that was most of reading a text template). A file's own name is looked at each time:
     when it is a symlink, or cannot be looked at, the path is resolved in full."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, record: bool = False) -> None:
+        """``record``: keep in ``reads`` what each :meth:`read` found."""
         self.root = root
         self._real_root: Path | None = None
         # the real folders holding the files, as text plus "/" ("" when outside the bundle)
         self._folders: dict[PurePosixPath, str] = {}
+        #: (path as written, real path, sha256 of the bytes) of each file read, in order:
+        #: all a load learns from the file system (``bundle.modelcache`` checks them again)
+        self.reads: list[tuple[str, str, bytes]] | None = [] if record else None
+
+    def read(
+        self, relpath: str, file: str, *, resolve_at: SourcePos, where: SourcePos, missing: str = ""
+    ) -> bytes:
+        """:func:`read_regular_file` of :meth:`resolve` (at ``resolve_at``) of ``relpath``."""
+        path = self.resolve(relpath, pos=resolve_at)
+        raw = read_regular_file(path, file, where, missing=missing)
+        if self.reads is not None:
+            self.reads.append((relpath, str(path), hashlib.sha256(raw).digest()))
+        return raw
 
     def resolve(self, relpath: str, *, pos: SourcePos) -> Path:
         pure = _relative(relpath, pos)
@@ -263,9 +278,9 @@ def read_bundle_text(
     """The UTF-8 text of the bundle file ``relpath`` (a text template), kept inside the
     bundle by :func:`resolve_path` (``files``: the load's resolver of ``root``) and read
     only when it is a regular file."""
-    path = (files if files is not None else BundleFiles(root)).resolve(relpath, pos=pos)
+    files = files if files is not None else BundleFiles(root)
     file = PurePosixPath(relpath.replace("\\", "/")).as_posix()
-    return _decode(read_regular_file(path, file, pos), file)
+    return _decode(files.read(relpath, file, resolve_at=pos, where=pos), file)
 
 
 def load_yaml_file(
@@ -284,12 +299,12 @@ def load_yaml_file(
     ``cache``: where an earlier load's parse of the same text may be (see ``ParseCache``).
     ``files``: the load's resolver of ``root`` (:class:`BundleFiles`).
     """
-    where = pos if pos is not None else SourcePos(str(relpath))
-    path = (files if files is not None else BundleFiles(root)).resolve(relpath, pos=where)
+    files = files if files is not None else BundleFiles(root)
+    at = pos if pos is not None else SourcePos(str(relpath))
     file = PurePosixPath(relpath.replace("\\", "/")).as_posix()
     where = pos if pos is not None else SourcePos(file)
     missing = f"file {file!r} not found in the bundle {root}"
-    raw = read_regular_file(path, file, where, missing=missing)
+    raw = files.read(relpath, file, resolve_at=at, where=where, missing=missing)
     return load_yaml_text(_decode(raw, file), file, limits, cache)
 
 

@@ -54,6 +54,7 @@ class TreeTemplate:
         "_constant",
         "_environment",
         "_globals",
+        "_plan",
         "_render",
         "is_static",
         "pos",
@@ -80,6 +81,7 @@ class TreeTemplate:
             except UnsupportedValue as exc:
                 raise BundleError(Problem(str(exc), planner.pos_of(exc.path))) from exc
             found = None if general else _templated_or_none(plain)
+        leaves: list[tuple[Path, CompiledString]] | None = None
         if found is None:  # asked for, or a key holds a template
             render = planner.plan(plain, ())
         else:
@@ -95,6 +97,24 @@ class TreeTemplate:
         # a templated string was compiled whenever there is a renderer: never None then
         self._environment = planner.environment
         self._globals = globals
+        # what __reduce__ stores: the skeleton's strings, or every string the general plan
+        # compiled in the order it compiled them (replayed by _restored_tree)
+        self._plan = (plain, leaves, None if leaves is not None else tuple(planner.compiled))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (the bundle model cache, ``bundle.modelcache``: the plan, not its closures;
+        # the strings' templates and the environment go by reference)
+        plain, leaves, compiled = self._plan
+        blob = marshal.dumps(plain, _NO_SHARING)
+        return _restored_tree, (
+            self.pos,
+            self.references,
+            blob,
+            leaves,
+            compiled,
+            self._environment,
+            self._globals,
+        )
 
     def __repr__(self) -> str:
         return f"TreeTemplate({self.pos}, static={self.is_static})"
@@ -132,12 +152,16 @@ def _fresh_copies(value: Any) -> Callable[[], Any]:
     return lambda: loads(blob)
 
 
-def _skeleton(plain: Any, leaves: list[tuple[Path, CompiledString]]) -> Renderer:
+def _skeleton(
+    plain: Any, leaves: list[tuple[Path, CompiledString]], blob: bytes | None = None
+) -> Renderer:
     """A renderer that rebuilds ``plain`` with one ``marshal.loads`` and puts the value of
-    each templated string (``leaves``, in the order they are written) in its place."""
+    each templated string (``leaves``, in the order they are written) in its place
+    (``blob``: ``plain`` marshalled already)."""
     if leaves[0][0] == ():  # the object is one templated string
         return leaves[0][1].render_in
-    blob = marshal.dumps(plain, _NO_SHARING)
+    if blob is None:
+        blob = marshal.dumps(plain, _NO_SHARING)
     loads = marshal.loads
     # consecutive strings of one mapping or list share the walk down to it
     runs: list[tuple[Path, list[tuple[str | int, Renderer]]]] = []
@@ -159,6 +183,42 @@ def _skeleton(plain: Any, leaves: list[tuple[Path, CompiledString]]) -> Renderer
         return out
 
     return render_skeleton
+
+
+def _restored_tree(
+    pos: SourcePos,
+    references: frozenset[str],
+    blob: bytes,
+    leaves: list[tuple[Path, CompiledString]] | None,
+    compiled: tuple[CompiledString, ...] | None,
+    environment: Environment | None,
+    globals: Mapping[str, Any],
+) -> TreeTemplate:
+    """A ``TreeTemplate`` as ``TreeTemplate.__reduce__`` describes it: the skeleton from
+    its strings, the general plan by planning again with the strings already compiled."""
+    plain = marshal.loads(blob)  # (a copy of its own: the closures below keep it)
+    if leaves is None:
+        strings = iter(compiled or ())
+
+        def replay(text: str, _pos: SourcePos) -> CompiledString:
+            found = next(strings)
+            if found.source != text:
+                raise ValueError("a stored plan does not match its object")
+            return found
+
+        render = _Planner(pos, {}, replay).plan(plain, ())
+    else:
+        render = _skeleton(plain, leaves, blob) if leaves else None
+    tree = object.__new__(TreeTemplate)
+    tree.pos = pos
+    tree.references = references
+    tree.is_static = render is None
+    tree._constant = _fresh_copies(plain) if render is None else None
+    tree._render = render
+    tree._environment = environment
+    tree._globals = globals
+    tree._plan = (plain, leaves, compiled)
+    return tree
 
 
 class _TemplatedKey(Exception):
@@ -234,6 +294,8 @@ class _Planner:
         self._compile_string = compile_string
         self.references: set[str] = set()
         self.problems: list[Problem] = []
+        #: the strings compiled, in order (``TreeTemplate.__reduce__``)
+        self.compiled: list[CompiledString] = []
         #: the environment the strings were compiled in (None while there is none)
         self.environment: Environment | None = None
 
@@ -276,6 +338,7 @@ class _Planner:
             return None
         self.references |= compiled.references
         self.environment = compiled.template.environment
+        self.compiled.append(compiled)
         return compiled
 
     def _below(self, value: Any, path: Path, step: str | int) -> Renderer | None:

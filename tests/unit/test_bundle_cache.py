@@ -44,8 +44,16 @@ def render(bundle: Path, cr: Path, cache: Path | None) -> Result:
     return CliRunner().invoke(main, ["render", str(bundle), "--cr", str(cr)], env=env)
 
 
+def model_files(cache: Path) -> list[Path]:
+    """The model cache's files (``bundle.modelcache``)."""
+    found = sorted((cache / "oper8d").glob("*.cache"))
+    return [path for path in found if path.read_bytes().startswith(b"oper8d-bundle-model")]
+
+
 def store_files(cache: Path) -> list[Path]:
-    return sorted((cache / "oper8d").glob("*.cache"))
+    """The compile cache's store files (not the model cache's, ``bundle.modelcache``)."""
+    found = sorted((cache / "oper8d").glob("*.cache"))
+    return [path for path in found if path.read_bytes().startswith(b"oper8d-compile-cache")]
 
 
 @pytest.fixture
@@ -112,8 +120,11 @@ def test_the_cache_folder_is_private_and_its_files_are_written_whole(tmp_path: P
     folder = tmp_path / "cache" / "oper8d"
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     (store,) = store_files(tmp_path / "cache")
+    (model,) = model_files(tmp_path / "cache")
     assert stat.S_IMODE(store.stat().st_mode) == 0o600
-    assert [p.name for p in folder.iterdir()] == [store.name]  # no temporary file left
+    assert stat.S_IMODE(model.stat().st_mode) == 0o600
+    # no temporary file left
+    assert sorted(p.name for p in folder.iterdir()) == sorted([store.name, model.name])
 
 
 def test_oper8d_no_cache_neither_reads_nor_writes(tmp_path: Path) -> None:
@@ -242,11 +253,14 @@ def test_a_warm_load_reads_the_parse_of_each_unchanged_file_from_the_store(
 
 def _planted(tmp_path: Path, bundle: Path) -> Path:
     """Fill the cache, then replace every stored template's code with code that prints
-    PLANTED: what a store file written by someone else could do."""
+    PLANTED: what a store file written by someone else could do. The stored model
+    (``bundle.modelcache``) is removed: the next load reads the store."""
     cache = tmp_path / "cache"
     env_cache = {"XDG_CACHE_HOME": str(cache), "OPER8D_NO_CACHE": ""}
     load = CliRunner().invoke(main, ["validate", str(bundle)], env=env_cache)
     assert load.exit_code == 0, load.output
+    for model in model_files(cache):
+        model.unlink()
     (path,) = store_files(cache)
     body = path.read_bytes()
     magic_end = body.index(b"\n") + 1

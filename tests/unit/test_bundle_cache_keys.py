@@ -93,10 +93,12 @@ LATER = time.time_ns() + 3600 * 10**9
 
 
 def _package(tmp_path: Path) -> Path:
-    """A copy of the oper8d folders the digest covers."""
+    """A copy of the oper8d files the digest covers."""
     package = tmp_path / "oper8d"
-    for folder in ("template", "bundle", "schemas"):
-        shutil.copytree(REPO / "oper8d" / folder, package / folder)
+    for folder, suffix in cache._CODE:
+        (package / folder).mkdir(parents=True, exist_ok=True)
+        for source in (REPO / "oper8d" / folder).glob(f"*{suffix}"):
+            shutil.copy2(source, package / folder / source.name)
     return package
 
 
