@@ -394,4 +394,9 @@ def _embedded_check(value: dict[str, Any], path: FieldPath, errors: Errors) -> N
 
 
 def _validation(errors: Errors) -> Validation:
+    if not errors:
+        return _VALID  # (immutable: one serves every object that passes)
     return Validation(tuple(Finding(format_path(p), p, m) for p, m in errors))
+
+
+_VALID = Validation()
