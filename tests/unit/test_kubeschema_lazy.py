@@ -113,3 +113,23 @@ def test_threads_share_one_deferred_tree() -> None:
         thread.join()
     assert all(props is found[0] for props in found)
     assert "containers" in found[0]
+
+
+def test_precompile_builds_every_definition_a_kind_reaches() -> None:
+    schemas = KubeSchemas.builtin()
+    schemas.precompile()
+    seen: set[int] = set()
+    stack: list[Node | None] = [schemas._root(av, k) for av, k in schemas.served_kinds()]
+    deferred = 0
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ObjectNode):
+            deferred += node.deferred
+            stack += node.props.values()
+            stack.append(node.additional)
+        stack.append(getattr(node, "items", None))
+    assert deferred == 0
+    assert len(seen) > 1000  # (every kind's tree, not just the roots)
