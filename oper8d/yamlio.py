@@ -104,21 +104,39 @@ class _Writer:
             return None
         return "".join(lines)
 
+    # (the hot paths look strings up in ``_scalars`` themselves: a call per key and
+    # value was most of a document's cost)
+
     def _mapping(self, value: dict[Any, Any], indent: str, lines: list[str]) -> None:
-        self._once(value)
+        seen = self._seen  # (``_once``)
+        if id(value) in seen:
+            raise _Fallback
+        seen.add(id(value))
+        scalars = self._scalars
         for key, item in value.items():
             if type(key) is not str or len(key) > _MAX_KEY:
                 raise _Fallback
-            head = f"{indent}{self._string(key)}:"
+            text = scalars.get(key)
+            if text is None:  # not yet styled, or only PyYAML writes it
+                text = self._string(key)
             kind = type(item)
-            if kind is dict and item:
-                lines.append(head + "\n")
+            if kind is str:
+                shown = scalars.get(item)
+                if shown is None:
+                    shown = self._string(item)
+                lines.append(f"{indent}{text}: {shown}\n")
+            elif kind is dict and item:
+                lines.append(f"{indent}{text}:\n")
                 self._mapping(item, indent + "  ", lines)
             elif kind is list and item:
-                lines.append(head + "\n")
+                lines.append(f"{indent}{text}:\n")
                 self._sequence(item, indent, lines)
+            elif kind is int:
+                lines.append(f"{indent}{text}: {item}\n")
+            elif kind is bool:
+                lines.append(f"{indent}{text}: {'true' if item else 'false'}\n")
             else:
-                lines.append(f"{head} {self._scalar(item)}\n")
+                lines.append(f"{indent}{text}: {self._scalar(item)}\n")
 
     def _sequence(self, value: list[Any], indent: str, lines: list[str]) -> None:
         self._once(value)

@@ -51,7 +51,6 @@ _SPECIAL = "!=,()<>"
 
 
 @functools.lru_cache(maxsize=4096)  # pure; every write checks the same few keys again
-@functools.lru_cache(maxsize=4096)  # pure; every write checks the same few keys again
 def label_key_problem(key: str) -> str | None:
     """Why ``key`` is not a valid label key (``[prefix/]name``), or None when it is."""
     prefix, slash, name = key.rpartition("/")

@@ -26,7 +26,6 @@ from oper8d.engine.patch import (
     apply_temporary_patches,
     check_identity_preserved,
     json_patch,
-    strategic_merge,
 )
 from oper8d.engine.session import Session, generated_secret_name
 from oper8d.errors import ConfigError, ReconcileError, RolloutError
@@ -247,6 +246,9 @@ class Renderer:
                 if patch.type == "json6902":
                     obj = json_patch(obj, body)
                 else:
+                    # (imported on first use: most bundles have no strategic patches)
+                    from oper8d.engine.patch.strategic import strategic_merge
+
                     obj = strategic_merge(
                         obj, body, kind=obj.get("kind"), api_version=obj.get("apiVersion")
                     )

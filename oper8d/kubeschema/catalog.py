@@ -333,9 +333,21 @@ class KubeSchemas:
         return (None if node is None else True), ()
 
     def precompile(self) -> None:
-        """Compile every known kind now (e.g. before a benchmark or a worker pool)."""
-        for api_version, kind in list(self._kinds):
-            self._root(api_version, kind)
+        """Compile every known kind now, the definitions their objects may reach included
+        (which otherwise compile when an object first reaches them), e.g. before a
+        benchmark or a worker pool."""
+        seen: set[int] = set()
+        stack = [self._root(api_version, kind) for api_version, kind in list(self._kinds)]
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, ObjectNode):
+                stack += node.props.values()  # (builds deferred properties)
+                stack.append(node.additional)
+            elif isinstance(node, ArrayNode):
+                stack.append(node.items)
 
     def _root(self, api_version: str, kind: str) -> Node | None:
         key = (api_version, kind)
@@ -394,4 +406,9 @@ def _embedded_check(value: dict[str, Any], path: FieldPath, errors: Errors) -> N
 
 
 def _validation(errors: Errors) -> Validation:
+    if not errors:
+        return _VALID  # (immutable: one serves every object that passes)
     return Validation(tuple(Finding(format_path(p), p, m) for p, m in errors))
+
+
+_VALID = Validation()

@@ -2,7 +2,10 @@
 
 ``Compiler`` is used by ``kubeschema.catalog``: one for the built-in definitions (shared
 nodes, memoised by definition name, so ObjectMeta or PodSpec compile once for all kinds),
-and one per custom resource version (a CRD's ``openAPIV3Schema``, self-contained).
+and one per custom resource version (a CRD's ``openAPIV3Schema``, self-contained). A
+built-in definition's properties compile when a checked object first reaches them
+(``ObjectNode.defer``): a process that renders a few kinds compiles a few dozen of the
+hundreds of definitions their schemas reach.
 
 Built-in and custom schemas differ where the apiserver treats them differently:
 
@@ -20,6 +23,7 @@ Built-in and custom schemas differ where the apiserver treats them differently:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -80,18 +84,26 @@ class Compiler:
         builtin: bool,
         object_meta: Node | None = None,
         embedded: Embedded | None = None,
+        lazy: bool = True,
     ) -> None:
+        """``lazy``: a built-in definition's properties compile when first used (False:
+        all at once, for a test to compare the two)."""
         self.defs = defs
         self.builtin = builtin
+        self.lazy = lazy
         self.object_meta = object_meta
         self.embedded = embedded
         self._memo: dict[str, Node] = {}
+        self._lock = threading.RLock()
 
     def definition(self, name: str) -> Node:
         """The node of a built-in definition (compiled on first use)."""
         node = self._memo.get(name)
         if node is None:
-            node = self.node(self.defs[name], name=name)
+            with self._lock:  # (deferred properties compile outside the catalog's lock)
+                node = self._memo.get(name)
+                if node is None:
+                    node = self.node(self.defs[name], name=name)
         return node
 
     def node(
@@ -168,14 +180,12 @@ class Compiler:
         node.required = tuple(schema.get("required") or ())
         if isinstance(additional, Mapping):
             node.additional = self.node(additional, strict=strict)
-        for key, sub in props.items():
-            if self.builtin and (name, key) in PORT_FIELDS:
-                node.props[key] = PortNode(port_name_problem)
-            elif self.builtin and (name, key) in PORT_NAME_FIELDS:
-                node.props[key] = StringNode(PORT_NAME_FIELDS[(str(name), key)])
-            else:
-                optional = key not in node.required
-                node.props[key] = self.node(sub, strict=strict, optional=optional)
+        if name is not None and self.builtin and self.lazy:
+            # a definition's properties compile when an object first reaches it (the
+            # nodes are the same: ``test_kubeschema_lazy`` compares them with eager ones)
+            node.defer(lambda: self._locked_properties(node, props, name, strict))
+            return node
+        node.props.update(self._properties(node, props, name, strict))
         if not self.builtin:
             node.nulls_refused = frozenset(
                 key for key, sub in props.items() if _null_refused(sub) and key in node.props
@@ -187,6 +197,29 @@ class Compiler:
             node.props.setdefault("kind", StringNode(None))
             node.embedded = self.embedded
         return node
+
+    def _properties(
+        self, node: ObjectNode, props: Mapping[str, Any], name: str | None, strict: bool
+    ) -> dict[str, Node]:
+        """The nodes of ``node``'s declared properties ``props``."""
+        built: dict[str, Node] = {}
+        for key, sub in props.items():
+            if self.builtin and (name, key) in PORT_FIELDS:
+                built[key] = PortNode(port_name_problem)
+            elif self.builtin and (name, key) in PORT_NAME_FIELDS:
+                built[key] = StringNode(PORT_NAME_FIELDS[(str(name), key)])
+            else:
+                optional = key not in node.required
+                built[key] = self.node(sub, strict=strict, optional=optional)
+        return built
+
+    def _locked_properties(
+        self, node: ObjectNode, props: Mapping[str, Any], name: str, strict: bool
+    ) -> None:
+        # a compiled tree serves several threads: one builds, the others wait for it
+        with self._lock:
+            if node.deferred:
+                node.fill(self._properties(node, props, name, strict))
 
 
 def _null_refused(schema: Any) -> bool:

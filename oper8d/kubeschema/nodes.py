@@ -284,20 +284,24 @@ class ObjectNode(Node):
     """
 
     __slots__ = (
+        "_pending",
+        "_props",
         "_table",
         "additional",
         "embedded",
         "nulls_refused",
         "objects_only",
         "preserve",
-        "props",
         "required",
         "strict",
     )
 
     def __init__(self) -> None:
         super().__init__()
-        self.props: dict[str, Node] = {}
+        self._props: dict[str, Node] = {}
+        #: fills ``props`` on first use (``compile``: a built-in definition's properties)
+        #: with ``fill``; None once filled
+        self._pending: Callable[[], None] | None = None
         self.required: tuple[str, ...] = ()
         self.additional: Node | None = None
         self.preserve = False
@@ -308,6 +312,34 @@ class ObjectNode(Node):
         #: properties whose ``null`` is refused (custom resources: ``compile._null_refused``)
         self.nulls_refused: frozenset[str] = frozenset()
         self._table: tuple[dict[str, tuple[Node, frozenset[type]]], frozenset[type]] | None = None
+
+    @property
+    def props(self) -> dict[str, Node]:
+        """The declared properties' nodes (built on first use when deferred)."""
+        if self._pending is not None:
+            self._complete()
+        return self._props
+
+    def defer(self, build: Callable[[], None]) -> None:
+        """Have ``build()`` ``fill`` the properties when first asked for them: a kind's
+        schema reaches hundreds of definitions (every volume source, probe, affinity
+        term...) of which an object uses a few, and compiling them all up front cost
+        more than checking the objects of a render."""
+        self._pending = build
+
+    def fill(self, props: dict[str, Node]) -> None:
+        """Set the deferred properties (``build`` does, once, under its compiler's lock)."""
+        self._props, self._pending = props, None
+
+    @property
+    def deferred(self) -> bool:
+        """Whether ``props`` is still to be built."""
+        return self._pending is not None
+
+    def _complete(self) -> None:
+        build = self._pending
+        if build is not None:
+            build()
 
     def _build_table(self) -> tuple[dict[str, tuple[Node, frozenset[type]]], frozenset[type]]:
         """Each property's node with its fast types, made on first use (after compile)."""

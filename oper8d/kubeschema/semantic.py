@@ -263,7 +263,10 @@ class SemanticChecks:
         for one in schema.get("allOf") or ():
             found += self._walk(one, path, visiting, checked)
         for key, sub in (schema.get("properties") or {}).items():
-            found += self._walk(sub, (*path, key), visiting, checked)
+            # a leaf (no $ref, allOf, properties or items: most properties) holds nothing:
+            # skipped without the call that would find so
+            if "$ref" in sub or "properties" in sub or "items" in sub or "allOf" in sub:
+                found += self._walk(sub, (*path, key), visiting, checked)
         items = schema.get("items")
         if isinstance(items, Mapping):
             found += self._walk(items, (*path, _ITEM), visiting, checked)

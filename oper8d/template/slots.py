@@ -34,6 +34,7 @@ every filter does with such text (another filter sees the values) is ``textfilte
 from __future__ import annotations
 
 import math
+import operator
 import re
 import secrets
 from collections.abc import Iterable, Mapping
@@ -194,6 +195,9 @@ def hide_values(text: str, slots: Slots) -> str:
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_SCALAR_NODE, _MAPPING_NODE, _SEQUENCE_NODE = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
@@ -318,16 +322,36 @@ class SlotLoader(KubernetesLoader):
         self.slots = slots
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        tags = self.scalar_tags
-        # a plain scalar's tag depends on its text alone (no path resolvers are added)
-        if tags is None or kind is not yaml.ScalarNode or not implicit[0]:
+        # libyaml's composer asks this of every node. With no path resolvers (none are
+        # added), a quoted scalar, a list and a mapping take their kind's default tag and a
+        # plain scalar's tag depends on its text alone, so it is remembered by text
+        # (``tests/unit/test_template_slot_resolve.py`` holds this to PyYAML's resolver)
+        if self.yaml_path_resolvers:
             return super().resolve(kind, value, implicit)
-        tag = tags.get(value)
-        if tag is None:
-            if len(tags) >= _SCALAR_TAGS_KEPT:
-                tags.clear()
-            tag = tags[value] = super().resolve(kind, value, implicit)
-        return tag
+        if kind is _SCALAR_NODE:
+            if not implicit[0]:
+                return _STR_TAG
+            tags = self.scalar_tags
+            if tags is None:
+                return super().resolve(kind, value, implicit)
+            tag = tags.get(value)
+            if tag is None:
+                if len(tags) >= _SCALAR_TAGS_KEPT:
+                    tags.clear()
+                tag = tags[value] = super().resolve(kind, value, implicit)
+            return tag
+        if kind is _MAPPING_NODE:
+            return _MAP_TAG
+        if kind is _SEQUENCE_NODE:
+            return _SEQ_TAG
+        return super().resolve(kind, value, implicit)
+
+    # Path resolvers track where the composer is; with none added there is nothing to
+    # track, and libyaml's composer calls these around every node: C callables of the
+    # same arity that do nothing spare it two Python calls per node (``resolve`` above
+    # takes PyYAML's path when path resolvers exist, but these would not track them)
+    descend_resolver = staticmethod(operator.is_)  # (parent, index) -> ignored
+    ascend_resolver = staticmethod(tuple)  # () -> ignored
 
     def construct_yaml_str(self, node: Any) -> Any:
         value = self.construct_scalar(node)

@@ -52,6 +52,46 @@ def test_the_pod_template_metadata_of_each_workload_is_found(schemas: KubeSchema
     assert checks.meta_positions("io.k8s.api.core.v1.ConfigMap") == ()
 
 
+def _positions_by_full_walk(defs: Any, name: str) -> set[tuple[Any, ...]]:
+    """Where ObjectMeta sits below definition ``name``, walking every property (no leaf
+    skipped), for the checked owners (pod templates) only: ``meta_positions``' answer."""
+    from oper8d.kubeschema.semantic import _CHECKED_OWNERS, OBJECT_META
+
+    found: set[tuple[Any, ...]] = set()
+
+    def walk(schema: Any, path: tuple[Any, ...], owner: str | None, depth: int) -> None:
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            if ref == OBJECT_META:
+                if owner in _CHECKED_OWNERS:
+                    found.add(path)
+            elif depth < 12:
+                walk(defs.get(ref) or {}, path, ref, depth + 1)
+            return
+        for one in schema.get("allOf") or ():
+            walk(one, path, owner, depth)
+        for key, sub in (schema.get("properties") or {}).items():
+            walk(sub, (*path, key), owner, depth)
+        if isinstance(schema.get("items"), dict):
+            walk(schema["items"], (*path, -1), owner, depth)
+
+    walk(defs[name], (), name, 0)
+    return found - {("metadata",)}
+
+
+def test_embedded_metadata_positions_match_a_full_walk(schemas: KubeSchemas) -> None:
+    from oper8d.kubeschema.semantic import SemanticChecks
+
+    checks = SemanticChecks(schemas.definitions)
+    for api_version, kind in schemas.served_kinds():
+        source = schemas.raw_schema(api_version, kind)
+        name = next((n for n, d in schemas.definitions.items() if d is source), None)
+        if name is None:
+            continue
+        expected = _positions_by_full_walk(schemas.definitions, name)
+        assert set(checks.meta_positions(name)) == expected, name
+
+
 def test_duplicate_map_keys_are_named_as_server_side_apply_names_them(
     schemas: KubeSchemas,
 ) -> None:

@@ -15,6 +15,8 @@ patch changes keeps this cheap); copy before changing them in place.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from oper8d.engine.patch.identity import check_identity_preserved
 from oper8d.engine.patch.jsonpatch6902 import json_patch
 from oper8d.engine.patch.route import (
@@ -24,7 +26,9 @@ from oper8d.engine.patch.route import (
     route_json6902_patch,
     route_strategic_patch,
 )
-from oper8d.engine.patch.strategic import strategic_merge
+
+if TYPE_CHECKING:
+    from oper8d.engine.patch.strategic import strategic_merge
 
 __all__ = [
     "TemporaryPatchRef",
@@ -36,3 +40,13 @@ __all__ = [
     "route_strategic_patch",
     "strategic_merge",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``strategic_merge``, imported when first asked for: its merge-key tables cost a
+    render that applies no strategic merge patch a share of its start-up."""
+    if name == "strategic_merge":
+        from oper8d.engine.patch.strategic import strategic_merge
+
+        return strategic_merge
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,7 +18,6 @@ from typing import Any, Literal
 
 from oper8d.engine.patch.identity import check_identity_preserved
 from oper8d.engine.patch.jsonpatch6902 import json_patch
-from oper8d.engine.patch.strategic import strategic_merge
 from oper8d.errors import ConfigError
 
 TemporaryPatchType = Literal["patchStrategicMerge", "patchJson6902"]
@@ -94,6 +93,10 @@ def _apply_one(obj: dict[str, Any], internal_name: str, ref: TemporaryPatchRef) 
         body = route_strategic_patch(ref.patch, internal_name)
         if body is None:
             return None
+        # (imported when first needed: the merge keys of every built-in kind are a table
+        # that a render without strategic patches never reads)
+        from oper8d.engine.patch.strategic import strategic_merge
+
         return strategic_merge(obj, body, kind=obj.get("kind"), api_version=obj.get("apiVersion"))
     if ref.patch_type == "patchJson6902":
         ops = route_json6902_patch(ref.patch, internal_name)
