@@ -51,6 +51,7 @@ from oper8d.template.slots import finalize, guarded_markup_join, new_nonce
 from oper8d.template.textfilters import (
     filled_operand,
     guard_operands,
+    template_literal,
     text_code_generator,
     trusted_filters,
 )
@@ -110,6 +111,7 @@ class TemplateEngine:
         text_env.filters = trusted_filters(env.filters)
         text_env.code_generator_class = text_code_generator(env.code_generator_class)
         text_env.filled_operand = filled_operand  # type: ignore[attr-defined]
+        text_env.template_literal = template_literal  # type: ignore[attr-defined]
         self._text_env = text_env
         self._nonce = new_nonce()
         # the tags of the plain scalars its text templates' rendered texts hold (``slots``)

@@ -36,8 +36,6 @@ from oper8d.template.names import truncate_name
 
 _BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-#: characters that end a plain scalar inside a flow collection
-_FLOW_INDICATORS = re.compile(r"[,\[\]{}]")
 
 #: never fold long lines: a folded scalar re-indented with ``indent`` could stop parsing
 _NO_LINE_WRAP = 2**31 - 1
@@ -71,9 +69,13 @@ class _BlockStyleDumper(_BaseDumper):  # type: ignore[misc, valid-type]
 
 
 def _represent_str(dumper: _BlockStyleDumper, value: str) -> yaml.ScalarNode:
-    # the emitter falls back to a quoted style when a block scalar cannot hold the value
-    block = "\n" in value
-    node = dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if block else None)
+    # the emitter falls back to a quoted style when a block scalar cannot hold the value;
+    # a first line starting with a space (``|2``) or two newlines at the end (``|+``) would
+    # change meaning once ``nindent`` moves the block or the template adds a line break
+    lines = "\n" in value
+    block = lines and not value.startswith((" ", "\t")) and not value.endswith("\n\n")
+    style = "|" if block else '"' if lines else None
+    node = dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
     dumper.ends_with_block_newline = block and value.endswith("\n")
     return node
 
@@ -142,10 +144,10 @@ def to_yaml(value: Any) -> str:
     text whatever order the API server returned it in), no ``...``; the trailing newline
     is dropped unless it ends a final block scalar's value (see the module docstring)."""
     _require_defined(value, "to_yaml")
-    if isinstance(value, str) and "\n" not in value and _FLOW_INDICATORS.search(value):
+    if isinstance(value, str) and "\n" not in value and _plain_in_block_only(value):
         # plain in a block, but printed inside ``{...}`` or ``[...]`` its commas would
-        # split it into keys or items (``{runAsUser: {{ x | to_yaml }}}``): quoted, it is
-        # this one string in any place
+        # split it into keys or items, a ``?`` start a key (``[{{ x | to_yaml }}]``):
+        # quoted, it is this one string in any place
         return _yaml_safe_json(value)
     stream = io.StringIO()
     dumper = _BlockStyleDumper(
@@ -161,10 +163,20 @@ def to_yaml(value: Any) -> str:
         dumper.close()
     finally:
         dumper.dispose()
-    text = stream.getvalue().removesuffix("...\n")  # the pure-Python emitter ends scalars so
+    text = stream.getvalue()
+    if text.endswith("\n...\n"):  # the document end marker the emitter puts after a scalar
+        text = text[:-4]
     if dumper.ends_with_block_newline:
         return text  # trimming would drop the newline at the end of the string itself
     return text.removesuffix("\n")
+
+
+def _plain_in_block_only(text: str) -> bool:
+    """Whether the emitter would write ``text`` plain, which reads back as itself in a
+    block but not inside a flow collection (PyYAML's own analysis, that the emitter uses
+    to choose a style; where plain is not allowed at all it quotes the text itself)."""
+    analysis = yaml.emitter.Emitter(io.StringIO()).analyze_scalar(text)
+    return bool(analysis.allow_block_plain and not analysis.allow_flow_plain)
 
 
 def to_json(value: Any, compact: bool = False) -> str:

@@ -38,7 +38,7 @@ from markupsafe import Markup
 
 from oper8d.clock import Clock
 from oper8d.limits import LimitExceeded, Limits
-from oper8d.template.slots import check_joined
+from oper8d.template.slots import check_joined, keep_structure
 
 __all__ = ["Budget", "LimitedSandbox", "guard_loops", "plain_callable"]
 
@@ -222,8 +222,9 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
             self._check_product(left, right)
         elif operator == "%" and isinstance(left, str):
             self._check_percent(left, right)
-        check_joined((left, *(right if isinstance(right, tuple) else (right,))))
-        result = self.binop_table[operator](left, right)
+        parts = (left, *(right if isinstance(right, tuple) else (right,)))
+        check_joined(parts)
+        result = keep_structure(parts, self.binop_table[operator](left, right))
         self.check_result(result, f"the operator {operator}")
         return result
 
@@ -249,6 +250,8 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
                 args = tuple(list(a) if isinstance(a, Iterator) else a for a in args)
             check_joined((owner, *args, *kwargs.values()))
         result = super().call(__context, __obj, *args, **kwargs)
+        if isinstance(owner, str):
+            result = keep_structure((owner, *args, *kwargs.values()), result)
         __self.check_result(result, "a call")
         return result
 

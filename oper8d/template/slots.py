@@ -68,6 +68,13 @@ class YamlText(Markup):
     __slots__ = ()
 
 
+class Literal(str):
+    """A string the template itself writes (``'-svc'`` in ``{{ fullname() ~ '-svc' }}``),
+    joined to printed structure as the template's text; alone it is a value like any."""
+
+    __slots__ = ()
+
+
 class Slots:
     """The values one render printed, in order; the token of value ``i`` names ``i``."""
 
@@ -88,9 +95,15 @@ class Slots:
         return f"{self.nonce}{len(self.values) - 1}z"
 
 
+#: how every nonce starts: a value holding it is refused where its text would be read as
+#: the template's (joined to structure, in a structure filter's output), so a CR author who
+#: learned a nonce cannot spell a token there and read another printed value
+NONCE_PREFIX = "oper8dslot"
+
+
 def new_nonce() -> str:
     """A per-engine token prefix: letters first (a plain scalar), then random hex."""
-    return f"oper8dslot{secrets.token_hex(6)}n"
+    return f"{NONCE_PREFIX}{secrets.token_hex(6)}n"
 
 
 @pass_context
@@ -116,7 +129,7 @@ def finalize(context: Context, value: Any) -> Any:
 
 
 #: characters a value joined into printed structure could use to make structure of its own
-_STRUCTURE = re.compile(r"[\n\r\x85\u2028\u2029#:{}\[\],&*!|>'\"%@`-]")
+_STRUCTURE = re.compile(r"[\n\r\x85\u2028\u2029#:?{}\[\],&*!|>'\"%@`-]")
 
 
 def check_joined(parts: Iterable[Any]) -> None:
@@ -127,7 +140,11 @@ def check_joined(parts: Iterable[Any]) -> None:
     if not any(isinstance(p, Markup) for p in items):
         return
     for part in items:
-        if not isinstance(part, Markup) and _STRUCTURE.search(part):
+        if isinstance(part, Markup | Literal):
+            continue
+        if NONCE_PREFIX in part:
+            raise spelled_token(part)
+        if _STRUCTURE.search(part):
             raise SecurityError(
                 f"a value ({part[:40]!r}) is joined to printed structure (a macro's or a "
                 "filter's output); print the value on its own with {{ ... }} so it stays "
@@ -148,11 +165,28 @@ def _strings(parts: Iterable[Any], depth: int = 0) -> Iterable[str]:
             yield from _strings(part.values(), depth + 1)
 
 
+def spelled_token(value: str) -> SecurityError:
+    return SecurityError(
+        f"a value ({value[:40]!r}) holds {NONCE_PREFIX!r}, the text oper8d prints in place "
+        "of values: it cannot be printed as part of the template's text"
+    )
+
+
+def keep_structure(parts: Iterable[Any], result: Any) -> Any:
+    """``result`` of joining ``parts`` (``~``, ``+``, ``%``, ``join``, ``format``): still a
+    structure filter's output (:class:`YamlText`) when one is among them, so that
+    ``from_json`` knows it for YAML, not JSON the template wrote."""
+    structured = any(isinstance(part, YamlText) for part in _strings(parts))
+    if structured and isinstance(result, Markup) and not isinstance(result, YamlText):
+        return YamlText(result)
+    return result
+
+
 def guarded_markup_join(seq: Iterable[Any]) -> Any:
     """Jinja's ``~`` in text templates (``markup_join``), with :func:`check_joined`."""
     items = list(seq)
     check_joined(items)
-    return markup_join(items)
+    return keep_structure(items, markup_join(items))
 
 
 def fill_text(text: str, slots: Slots) -> str:

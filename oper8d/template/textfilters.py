@@ -51,17 +51,27 @@ from markupsafe import Markup
 from oper8d.template.layout import marks_in, strip_marks
 from oper8d.template.sandbox import plain_callable
 from oper8d.template.slots import (
+    NONCE_PREFIX,
     PARSING_FILTERS,
     SLOTS_VAR,
+    Literal,
     Slots,
     YamlText,
     check_joined,
     fill_text,
     filled_data,
     holds_tokens,
+    keep_structure,
+    spelled_token,
 )
 
-__all__ = ["filled_operand", "guard_operands", "text_code_generator", "trusted_filters"]
+__all__ = [
+    "filled_operand",
+    "guard_operands",
+    "template_literal",
+    "text_code_generator",
+    "trusted_filters",
+]
 
 _G = TypeVar("_G", bound=CodeGenerator)
 
@@ -147,6 +157,7 @@ def _guarded(function: Callable[..., Any], trims: bool = False) -> Callable[...,
         result = function(*_passed(pass_arg, context), *args, **kwargs)
         if isinstance(result, Markup):
             check_joined((*args, *kwargs.values()))
+            result = keep_structure((*args, *kwargs.values()), result)
         return result
 
     guarded.__name__ = getattr(function, "__name__", "filter")
@@ -167,7 +178,9 @@ def _parsing(function: Callable[..., Any]) -> Callable[..., Any]:
         if not isinstance(slots, Slots) or not isinstance(value, Markup):
             return function(value, *args, **kwargs)
         structures = slots.structures or ()
-        if any(index in structures for index in marks_in(slots.nonce, value)):
+        if isinstance(value, YamlText) or any(
+            index in structures for index in marks_in(slots.nonce, value)
+        ):
             raise SecurityError(
                 f"{getattr(function, '__name__', 'the filter')} cannot parse text that prints "
                 "a structure filter's output (to_yaml, to_json, quote, squote): that is YAML "
@@ -175,7 +188,7 @@ def _parsing(function: Callable[..., Any]) -> Callable[..., Any]:
                 'values as "{{ x }}" inside JSON strings, or build the data and use to_json'
             )
         data = function(Markup(strip_marks(slots.nonce, value)), *args, **kwargs)
-        return filled_data(data, slots, parsed=True)
+        return _filled_json(data, slots)
 
     parsing.__name__ = getattr(function, "__name__", "filter")
     return parsing
@@ -240,13 +253,46 @@ def _plain(function: Callable[..., Any]) -> Callable[..., Any]:
     return plain
 
 
+def _filled_json(data: Any, slots: Slots) -> Any:
+    """What ``from_json`` parsed from a template's text, each string with its values (once:
+    a value's own text is never read for tokens); a key that a value makes the same as
+    another key of its mapping is an error, as a duplicate key in the YAML is."""
+    if isinstance(data, str):
+        return fill_text(data, slots) if slots.nonce in data else data
+    if isinstance(data, list):
+        return [_filled_json(item, slots) for item in data]
+    if isinstance(data, dict):
+        filled: dict[str, Any] = {}
+        for key, value in data.items():
+            name = _filled_json(key, slots)
+            if name in filled:
+                raise SecurityError(
+                    f"from_json: the key {name[:40]!r} appears twice once the values are in "
+                    "place: each key may appear once in a mapping"
+                )
+            filled[name] = _filled_json(value, slots)
+        return filled
+    return data
+
+
 def _marking(function: Callable[..., Any]) -> Callable[..., Any]:
-    def trusted(*args: Any, **kwargs: Any) -> YamlText:
-        return YamlText(function(*args, **kwargs))
+    """A structure filter: its output is :class:`YamlText`, printed as it is. Text holding
+    tokens in its data is given as the text with the values (``{'n': block} | to_yaml``);
+    an output holding the token prefix otherwise holds a value spelling a token, which
+    printed as is would be read as one (and give another printed value): refused."""
+    pass_arg = getattr(function, "jinja_pass_arg", None)  # Jinja's tojson: eval context
+
+    @pass_context
+    def trusted(context: Context, value: Any, *args: Any, **kwargs: Any) -> YamlText:
+        slots = context.parent.get(SLOTS_VAR)  # put there by TextTemplate.render_tokens
+        if isinstance(slots, Slots):
+            value = filled_data(value, slots)
+        result = function(*_passed(pass_arg, context), value, *args, **kwargs)
+        if NONCE_PREFIX in result:
+            raise spelled_token(str(value))
+        return YamlText(result)
 
     trusted.__name__ = getattr(function, "__name__", "filter")
-    if hasattr(function, "jinja_pass_arg"):  # Jinja's tojson takes the eval context
-        trusted.jinja_pass_arg = function.jinja_pass_arg  # type: ignore[attr-defined]
     return trusted
 
 
@@ -298,16 +344,33 @@ _STR_ATTRIBUTES = frozenset(name for name in dir(Markup) if not name.startswith(
 
 
 @plain_callable
+def template_literal(text: str) -> Literal:
+    """Called by a text template's code with a string constant (:func:`guard_operands`)."""
+    return Literal(text)
+
+
+@plain_callable
 def filled_operand(context: Context, value: Any) -> Any:
     """Called by a text template's code (:func:`guard_operands`) with what it tests,
     slices, indexes, iterates, compares or calls a string method of: text holding the
     render's tokens as a plain string with the values in place (a value), anything else as
     it is."""
-    if isinstance(value, Markup):
+    if isinstance(value, Markup | list | tuple | dict):
         slots = context.parent.get(SLOTS_VAR)  # put there by TextTemplate.render_tokens
-        if isinstance(slots, Slots) and holds_tokens(value, slots):
-            return fill_text(value, slots)
+        if isinstance(slots, Slots):
+            if isinstance(value, Markup):
+                return fill_text(value, slots) if holds_tokens(value, slots) else value
+            if any(holds_tokens(item, slots) for item in _shallow(value)):  # ``'x' in [b]``
+                return filled_data(value, slots)
     return value
+
+
+def _shallow(value: list[Any] | tuple[Any, ...] | dict[Any, Any]) -> Iterator[Any]:
+    if isinstance(value, dict):
+        yield from value.keys()
+        yield from value.values()
+    else:
+        yield from value
 
 
 def guard_operands(ast: nodes.Template) -> nodes.Template:
@@ -319,6 +382,19 @@ def guard_operands(ast: nodes.Template) -> nodes.Template:
     return transformed
 
 
+#: filters that join their input with their text arguments
+_JOINING_FILTERS = frozenset({"join", "format"})
+
+
+def _literal(node: nodes.Expr) -> nodes.Expr:
+    """A string constant of the template as :class:`Literal` (the template's own text when
+    joined to structure); any other node as it is."""
+    if not (isinstance(node, nodes.Const) and isinstance(node.value, str)):
+        return node
+    function = nodes.EnvironmentAttribute("template_literal", lineno=node.lineno)
+    return nodes.Call(function, [node], [], None, None, lineno=node.lineno)
+
+
 def _filled(node: nodes.Node) -> nodes.Expr:
     function = nodes.EnvironmentAttribute("filled_operand", lineno=node.lineno)
     context = nodes.ContextReference(lineno=node.lineno)
@@ -328,8 +404,19 @@ def _filled(node: nodes.Node) -> nodes.Expr:
 class _OperandGuard(NodeTransformer):
     def visit_Getitem(self, node: nodes.Getitem) -> nodes.Node:
         self.generic_visit(node)
-        if not (isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str)):
-            node.node = _filled(node.node)  # a string's index is a number or a slice
+        if not isinstance(node.arg, nodes.Const | nodes.Slice):
+            node.arg = _filled(node.arg)  # ``d[block]``: the key is the block's text
+        node.node = _filled(node.node)  # (``block['split']`` is its method, as in Jinja)
+        return node
+
+    def visit_Call(self, node: nodes.Call) -> nodes.Node:
+        # the arguments of a method (``d.get(block)``, ``'{}'.format(block)``) are its
+        # values; a macro's (``m(block)``, a name) stay what they are
+        self.generic_visit(node)
+        if isinstance(node.node, nodes.Getattr):
+            node.args = [_filled(arg) for arg in node.args]
+            for keyword in node.kwargs:
+                keyword.value = _filled(keyword.value)
         return node
 
     def visit_Getattr(self, node: nodes.Getattr) -> nodes.Node:
@@ -371,6 +458,27 @@ class _OperandGuard(NodeTransformer):
         node.iter = _filled(node.iter)
         if node.test is not None:
             node.test = _filled(node.test)
+        return node
+
+    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
+        self.generic_visit(node)
+        node.nodes = [_literal(part) for part in node.nodes]
+        return node
+
+    def visit_Add(self, node: nodes.Add) -> nodes.Node:
+        self.generic_visit(node)
+        node.left, node.right = _literal(node.left), _literal(node.right)
+        return node
+
+    def visit_Filter(self, node: nodes.Filter) -> nodes.Node:
+        self.generic_visit(node)
+        if node.name in _JOINING_FILTERS:  # ``[m(), 'svc'] | join('-')``
+            node.args = [_literal(arg) for arg in node.args]
+        return node
+
+    def visit_List(self, node: nodes.List) -> nodes.Node:
+        self.generic_visit(node)
+        node.items = [_literal(item) for item in node.items]
         return node
 
     def visit_Or(self, node: nodes.Or) -> nodes.Node:

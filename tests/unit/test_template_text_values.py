@@ -147,6 +147,42 @@ def test_tests_and_truth_of_a_set_block_see_its_values(line: str, empty: Any, de
     assert render(source, v="debug") == [{"k": debug}]
 
 
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("k: {{ 'debug' in [b] }}", True),
+        ("k: {{ {'debug': 1}[b] }}", 1),
+        ("k: {{ {'debug': 1}.get(b, 0) }}", 1),
+        ("k: {{ b['upper']() }}", "DEBUG"),
+        ("k: {{ '{}!'.format(b) }}", "debug!"),
+    ],
+)
+def test_a_set_block_as_an_item_key_or_argument_is_its_values(line: str, expected: Any) -> None:
+    # compared, looked up and formatted as its tokens (outside tester)
+    assert render("{% set b %}{{ v }}{% endset %}" + line + "\n", v="debug") == [{"k": expected}]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "k: {{ name() ~ '-svc' }}",
+        "k: {{ name() + '-svc' }}",
+        "k: {{ [name(), 'svc'] | join('-') }}",
+    ],
+)
+def test_the_templates_own_text_joins_a_macros_output(line: str) -> None:
+    # Helm's `{{ include "fullname" . }}-svc`: refused as a value joined to structure
+    source = "{% macro name() %}{{ v }}-app{% endmacro %}" + line + "\n"
+    assert render(source, v="demo") == [{"k": "demo-app-svc"}]
+
+
+@pytest.mark.parametrize("value", ["Please wait...", "  x\ny\n", "x\n\n", "a\n...\n"])
+def test_to_yaml_gives_back_the_string_wherever_nindent_puts_it(value: str) -> None:
+    # a trailing "..." was dropped, `|2` and `|+` blocks changed once moved (outside tester)
+    source = "a: {{ v | to_yaml }}\nb:\n  c: {{ v | to_yaml | nindent(4) }}\n"
+    assert render(source, v=value) == [{"a": value, "b": {"c": value}}]
+
+
 def test_a_filter_block_cannot_carry_printed_structure_out_of_its_place() -> None:
     # upper() of the block once hid the mark that checks where printed structure lands
     source = (

@@ -546,3 +546,64 @@ def test_a_value_spelling_a_token_is_never_filled_with_another_value() -> None:
     template = engine.text("password: {{ secret }}\nnote: {{ note | lower }}\n", "t.yaml")
     (obj,) = template.render({"secret": "S3CRET", "note": f"{nonce}0z"})
     assert obj == {"password": "S3CRET", "note": f"{nonce}0z".lower()}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "labels: {{ spec.labels | to_yaml }}",
+        "labels: {{ spec.labels | to_json }}",
+        "note: {{ m() ~ spec.labels.a }}",
+        "note: {{ m() + spec.labels.a }}",
+        "note: {{ [m(), spec.labels.a] | join }}",
+        "note: {{ spec.labels | to_json | from_json }}",
+    ],
+)
+def test_a_value_spelling_a_token_cannot_read_a_value_through_printed_structure(
+    line: str,
+) -> None:
+    # a label `<nonce>0z` printed by to_yaml became the config's password (outside tester)
+    from oper8d.template import TemplateEngine
+
+    engine = TemplateEngine()
+    source = "{% macro m() %}x{% endmacro %}password: {{ pw }}\n" + line + "\n"
+    template = engine.text(source, "t.yaml")
+    with pytest.raises(ConfigError, match="holds 'oper8dslot'"):
+        template.render({"pw": "S3CRET", "spec": {"labels": {"a": f"{engine._nonce}0z"}}})
+
+
+@pytest.mark.parametrize(
+    ("source", "value"),
+    [
+        ("args: [{{ v | to_yaml }}]\n", "?privileged"),
+        ("args: [{{ v | to_yaml }}, b]\n", "a:"),
+        ("sc: {a: {{ v | to_yaml }}}\n", ":x"),
+    ],
+)
+def test_to_yaml_of_a_string_is_that_one_string_in_a_flow_collection(
+    source: str, value: str
+) -> None:
+    # `[?privileged]` read as a mapping {privileged: null} (outside tester)
+    (obj,) = _text(source, v=value)
+    inner = next(iter(obj.values()))
+    assert (inner[0] if isinstance(inner, list) else inner["a"]) == value
+
+
+def test_a_value_joined_to_structure_cannot_start_a_complex_key() -> None:
+    source = "{% macro m() %}a: 1\n{% endmacro %}{{ m() ~ v }}\n"
+    with pytest.raises(ConfigError, match="is joined to printed structure"):
+        _text(source, v="? evil")
+
+
+@pytest.mark.parametrize(
+    "made",
+    [
+        '{"name": "app", "{{ k }}": "evil"}',  # a value that makes a key the template wrote
+        '{"a": "{{ (v | squote) ~ \'\' }}"}',  # a structure filter's output, joined
+        '{"a": "{{ [v | squote] | join }}"}',
+    ],
+)
+def test_from_json_refuses_what_a_value_could_make_of_the_json(made: str) -> None:
+    source = "{% set j %}" + made + "{% endset %}\nk: {{ j | from_json | to_json }}\n"
+    with pytest.raises(ConfigError, match=r"appears twice|structure filter"):
+        _text(source, k="name", v='", "evil": "1')
