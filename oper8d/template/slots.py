@@ -350,6 +350,24 @@ class SlotLoader(KubernetesLoader):
     #: plain scalar text -> its tag; bounded (cleared when full); None: not remembered
     scalar_tags: dict[str, str] | None = None
 
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        tag = node.tag
+        if (
+            type(node) is yaml.ScalarNode
+            and tag != _STR_TAG
+            and tag != _KEY_TAG
+            and self.slots.nonce in node.value
+        ):  # (a plain scalar holding a token resolves to a string: this tag is written)
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"the tag {tag!r} is written before a printed value, which is put back only "
+                "after the text is read: convert the value in the template instead "
+                "(`| int`, `| float`, `| bool`)",
+                node.start_mark,
+            )
+        return super().construct_object(node, deep=deep)
+
     def __init__(self, text: str, slots: Slots) -> None:
         super().__init__(text)
         self._text = text

@@ -286,3 +286,11 @@ def test_a_printed_mappings_number_keys_are_their_text_too() -> None:
     assert render("data: {{ {1: 'a', false: 'b'} }}\n") == [{"data": {"1": "a", "false": "b"}}]
     with pytest.raises(ConfigError, match="holds a key twice once its keys are text"):
         render("data: {{ {1: 'a', '1': 'b'} }}\n")
+
+
+@pytest.mark.parametrize("tag", ["!!int", "!!bool", "!!float"])
+def test_a_tag_written_before_a_printed_value_is_a_clear_error(tag: str) -> None:
+    # was "internal error while rendering: ValueError" with the token text (outside tester)
+    with pytest.raises(ConfigError, match="is written before a printed value") as caught:
+        render(f"a: {tag} {{{{ x }}}}\n", x="5")
+    assert "oper8dslot" not in str(caught.value)
