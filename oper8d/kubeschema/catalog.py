@@ -89,12 +89,16 @@ class Coercion:
 
 @dataclass(frozen=True)
 class Coerced:
+    """An object as its schema has it, and what was changed to get there."""
+
     obj: Any
     coercions: tuple[Coercion, ...] = ()
 
 
 @dataclass(frozen=True)
 class KindInfo:
+    """A kind a cluster serves: its API version, plural and scope."""
+
     api_version: str
     kind: str
     plural: str
