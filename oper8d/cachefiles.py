@@ -129,20 +129,25 @@ def parsed_once(folder: Path | None, name: str, source: bytes, parse: Callable[[
     """``parse()``, the plain data (dicts, lists, strings, numbers) parsed from ``source``,
     kept in ``folder`` (None: not kept) as ``name`` between processes. What is kept is
     used only for the same ``source`` read by the same Python build (the magic line names
-    both: marshal's format is the build's); anything else is parsed again and kept."""
-    if folder is None:
+    both: marshal's format is the build's), from a folder :func:`private_folder` trusts;
+    anything else is parsed again and kept."""
+    try:
+        trusted = folder is not None and private_folder(folder)
+    except OSError:
+        trusted = False
+    if folder is None or not trusted:
         return parse()
     build = f"{sys.implementation.cache_tag} {sys.version}".encode()
-    magic = b"oper8d-parsed 1 " + build + b" " + hashlib.sha256(source).hexdigest().encode()
+    digest = hashlib.sha256(source).hexdigest().encode()
+    magic = b"oper8d-parsed 1 " + build + b" " + digest + b"\n"
     path = folder / name
-    body = read_private(path, magic + b"\n")
+    body = read_private(path, magic)
     if body is not None:
         with contextlib.suppress(ValueError, EOFError, TypeError):
             return marshal.loads(body)
     data = parse()
     with contextlib.suppress(OSError, ValueError):
-        if private_folder(folder):
-            write_private(path, magic + b"\n", marshal.dumps(_shared_strings(data)))
+        write_private(path, magic, marshal.dumps(_shared_strings(data)))
     return data
 
 

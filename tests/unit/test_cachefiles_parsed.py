@@ -72,3 +72,12 @@ def test_kept_builtin_schemas_equal_the_shipped_ones_parsed_afresh(tmp_path: Pat
         assert kept.served_kinds() == fresh.served_kinds()
         assert kept.kubernetes_version == fresh.kubernetes_version
     assert [p.name for p in tmp_path.iterdir()] == ["k8s-v1.34.4.json.gz.marshal"]
+
+
+def test_a_folder_others_can_enter_is_not_used(tmp_path: Path) -> None:
+    folder = tmp_path / "oper8d"
+    parsed_once(folder, "s.marshal", SOURCE.encode(), Parser(SOURCE))  # kept, folder 0700
+    os.chmod(folder, 0o755)
+    parse = Parser(SOURCE)
+    assert parsed_once(folder, "s.marshal", SOURCE.encode(), parse) == json.loads(SOURCE)
+    assert parse.calls == 1
