@@ -138,6 +138,8 @@ class ForEach:
 
 @dataclass(frozen=True)
 class ComponentSpec:
+    """A named group of resources deployed, checked and deleted together."""
+
     name: str
     pos: SourcePos
     resources: tuple[ResourceSpec, ...]
@@ -161,6 +163,8 @@ class HookSpec:
 
 @dataclass(frozen=True)
 class FinalizeSpec:
+    """What the controller does before a CR's deletion completes."""
+
     enabled: bool = False
     #: on CR deletion, delete components in reverse dependency order before
     #: removing the finalizer (owner references would delete them unordered)
@@ -178,6 +182,8 @@ class RequeueSpec:
 
 @dataclass(frozen=True)
 class TemporaryPatchPolicy:
+    """Which temporary patches a CR may ask for."""
+
     enabled: bool = True
     allowed_kinds: tuple[str, ...] = ()  # empty: every kind the controller deploys
     allowed_types: tuple[str, ...] = ("patchStrategicMerge", "patchJson6902")
@@ -216,6 +222,8 @@ class LookupCall:
 
 @dataclass(frozen=True)
 class ControllerSpec:
+    """One controller: the CR kind it manages, its components and how it rolls out."""
+
     name: str
     pos: SourcePos
     resource: CRKind
@@ -268,6 +276,8 @@ class ControllerSpec:
 
 @dataclass(frozen=True)
 class Bundle:
+    """A compiled bundle: its controllers, from the folder at ``root``."""
+
     name: str
     root: Path
     controllers: tuple[ControllerSpec, ...]

@@ -188,12 +188,14 @@ def render(
     """
     import dataclasses
 
+    from oper8d.cachefiles import cache_dir
     from oper8d.cli.schemas import schemas_for
     from oper8d.kubeschema import KubeSchemas
     from oper8d.offline import reconcile_offline, why_incomplete, would_delete
     from oper8d.render_output import MASKED_HINT, render_stream, write_folder
 
-    builtin = KubeSchemas.builtin()  # one load serves the bundle's checks and the objects'
+    # one load serves the bundle's checks and the objects'
+    builtin = KubeSchemas.builtin(cache=cache_dir())
     b = load_bundle_or_exit(bundle, builtin)
     cr = load_cr_or_exit(cr_path)
     schemas = schemas_for(b, crd_dirs, kube_schemas, builtin)

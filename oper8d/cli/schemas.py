@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from oper8d.bundle.model import Bundle
+from oper8d.cachefiles import cache_dir
 from oper8d.cli.inputs import fail
 from oper8d.errors import BundleError
 from oper8d.kubeschema import CRDError, KubeSchemas, SchemaDataError, load_crd_dir
@@ -56,7 +57,7 @@ def schemas_for(
         if kube_schemas:
             base = KubeSchemas.load(Path(kube_schemas))
         else:
-            base = builtin or KubeSchemas.builtin()
+            base = builtin or KubeSchemas.builtin(cache=cache_dir())
         own = []
         for controller in bundle.controllers:
             try:

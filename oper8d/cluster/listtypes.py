@@ -30,6 +30,8 @@ ListKind = Literal["atomic", "set", "map"]
 
 @dataclass(frozen=True)
 class ListType:
+    """How a list merges (``x-kubernetes-list-type``) and its map keys."""
+
     kind: ListKind
     keys: tuple[str, ...] = ()
 

@@ -38,6 +38,8 @@ class ReadCluster(Protocol):
 
 @dataclass(frozen=True)
 class StatusContext:
+    """What a status builder reads besides the object: the time, the cluster, IPs."""
+
     now: str  # RFC3339, for timestamps
     cluster: ReadCluster
     next_pod_ip: Callable[[], str]

@@ -37,6 +37,8 @@ __all__ = ["Progress", "Rollout", "RolloutResult"]
 
 @dataclass
 class RolloutResult:
+    """What one rollout did: its summary and what each component rendered."""
+
     summary: CompletionSummary
     #: what each component rendered (objects prepared for apply), by component name
     components: dict[str, RenderedComponent]

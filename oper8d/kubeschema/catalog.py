@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from oper8d.cachefiles import parsed_once
 from oper8d.kubeschema.compile import OBJECT_META, Compiler
 from oper8d.kubeschema.crds import CustomKind, custom_kinds
 from oper8d.kubeschema.messages import Allow, Coercions, Errors, format_path, type_error
@@ -88,12 +89,16 @@ class Coercion:
 
 @dataclass(frozen=True)
 class Coerced:
+    """An object as its schema has it, and what was changed to get there."""
+
     obj: Any
     coercions: tuple[Coercion, ...] = ()
 
 
 @dataclass(frozen=True)
 class KindInfo:
+    """A kind a cluster serves: its API version, plural and scope."""
+
     api_version: str
     kind: str
     plural: str
@@ -167,15 +172,17 @@ class KubeSchemas:
     # ------------------------------------------------------------------ loading
 
     @classmethod
-    def builtin(cls, version: str = DEFAULT_VERSION) -> KubeSchemas:
-        """The schemas shipped for ``version`` (see ``shipped_versions()``)."""
+    def builtin(cls, version: str = DEFAULT_VERSION, cache: Path | None = None) -> KubeSchemas:
+        """The schemas shipped for ``version`` (see ``shipped_versions()``); ``cache``: the
+        cache folder (``cachefiles.cache_dir()``), where they are kept parsed."""
+        name = f"k8s-{version}.json.gz"
         try:
-            raw = _shipped_file(f"k8s-{version}.json.gz")
+            raw = _shipped_file(name)
         except FileNotFoundError:
             have = ", ".join(shipped_versions())
             message = f"no Kubernetes schemas for {version} (shipped: {have})"
             raise SchemaDataError(message) from None
-        return cls(_read(raw, f"k8s-{version}.json.gz"))
+        return cls(parsed_once(cache, f"{name}.marshal", raw, lambda: _read(raw, name)))
 
     @classmethod
     def load(cls, path: Path) -> KubeSchemas:

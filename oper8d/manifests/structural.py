@@ -155,6 +155,8 @@ def structural_schema(
 
 @dataclass
 class _Converter:
+    """Turns one bundle schema into a structural one, collecting problems and notes."""
+
     root: Any
     where: str
     pos: SourcePos | None
