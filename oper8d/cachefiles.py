@@ -27,7 +27,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cache_dir", "parsed_once", "private_folder", "read_private", "write_private"]
+__all__ = [
+    "cache_dir",
+    "parsed_once",
+    "private_folder",
+    "read_private",
+    "trusted_cache_dir",
+    "write_private",
+]
 
 _DIGEST = 32  # sha256
 
@@ -45,6 +52,18 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
             return None
         base = os.path.join(home, ".cache")
     return Path(base) / "oper8d"
+
+
+def trusted_cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    """:func:`cache_dir`, created if missing, when :func:`private_folder` trusts it; None
+    when the cache is off, no home folder is known or the folder cannot be trusted."""
+    folder = cache_dir(environ)
+    if folder is None:
+        return None
+    try:
+        return folder if private_folder(folder) else None
+    except OSError:
+        return None
 
 
 def private_folder(folder: Path) -> bool:

@@ -40,7 +40,7 @@ from pathlib import Path
 from types import CodeType
 from typing import TYPE_CHECKING, Any
 
-from oper8d.cachefiles import cache_dir, private_folder, read_private, write_private
+from oper8d.cachefiles import read_private, trusted_cache_dir, write_private
 from oper8d.limits import Limits
 from oper8d.template.environment import CodeEntry
 
@@ -177,12 +177,10 @@ def open_store(
     """The store of the bundle at ``root`` (empty when nothing usable is stored), or None
     when the cache is off or its folder cannot be trusted. ``key``: ``cache_key(root,
     limits)`` when the caller has it already."""
-    folder = cache_dir(environ)
+    folder = trusted_cache_dir(environ)
     if folder is None:
         return None
     try:
-        if not private_folder(folder):
-            return None
         if key is None:
             key = cache_key(root, limits)
     except (OSError, ValueError):

@@ -49,7 +49,7 @@ from jinja2 import Template
 from oper8d.bundle.cache import _prune, cache_key
 from oper8d.bundle.loader import BundleFiles
 from oper8d.bundle.model import Bundle
-from oper8d.cachefiles import cache_dir, private_folder, read_private, write_private
+from oper8d.cachefiles import read_private, trusted_cache_dir, write_private
 from oper8d.errors import BundleError, SourcePos
 from oper8d.limits import Limits
 from oper8d.template import TemplateEngine
@@ -136,12 +136,10 @@ def open_model(
 ) -> ModelSlot | None:
     """The model slot of the bundle at ``root``, or None when the cache is off or its
     folder cannot be trusted."""
-    folder = cache_dir(environ)
+    folder = trusted_cache_dir(environ)
     if folder is None:
         return None
     try:
-        if not private_folder(folder):
-            return None
         return ModelSlot(folder, cache_key(root, limits))
     except (OSError, ValueError):
         return None
