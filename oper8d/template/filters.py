@@ -68,13 +68,31 @@ class _BlockStyleDumper(_BaseDumper):  # type: ignore[misc, valid-type]
         return True
 
 
+#: PyYAML's line breaks, and the first characters for which it writes ``|2``
+_LINE_BREAKS = "\n\x85\u2028\u2029"
+_BLOCK_INDICATED = " \t" + _LINE_BREAKS
+
+
 def _represent_str(dumper: _BlockStyleDumper, value: str) -> yaml.ScalarNode:
     # the emitter falls back to a quoted style when a block scalar cannot hold the value;
-    # a first line starting with a space (``|2``) or two newlines at the end (``|+``) would
-    # change meaning once ``nindent`` moves the block or the template adds a line break
+    # one it writes with an indentation indicator (``|2``: the text starts with a space or
+    # a line break) or keeping its final line breaks (``|+``) would change meaning once
+    # ``nindent`` moves the block or the template adds a line break after it
     lines = "\n" in value
-    block = lines and not value.startswith((" ", "\t")) and not value.endswith("\n\n")
-    style = "|" if block else '"' if lines else None
+    block = (
+        lines
+        and value[0] not in _BLOCK_INDICATED
+        and not (value[-1] in _LINE_BREAKS and value[-2] in _LINE_BREAKS)
+    )
+    if block:
+        style: str | None = "|"
+    elif lines or _plain_in_block_only(value):
+        # plain in a block, but printed inside ``{...}`` or ``[...]`` (a key or a value of
+        # ``{{ x | to_yaml }}``) its commas would split it into keys or items, a ``?``
+        # start a key: quoted, it is this one string in any place
+        style = '"'
+    else:
+        style = None
     node = dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
     dumper.ends_with_block_newline = block and value.endswith("\n")
     return node
@@ -144,11 +162,6 @@ def to_yaml(value: Any) -> str:
     text whatever order the API server returned it in), no ``...``; the trailing newline
     is dropped unless it ends a final block scalar's value (see the module docstring)."""
     _require_defined(value, "to_yaml")
-    if isinstance(value, str) and "\n" not in value and _plain_in_block_only(value):
-        # plain in a block, but printed inside ``{...}`` or ``[...]`` its commas would
-        # split it into keys or items, a ``?`` start a key (``[{{ x | to_yaml }}]``):
-        # quoted, it is this one string in any place
-        return _yaml_safe_json(value)
     stream = io.StringIO()
     dumper = _BlockStyleDumper(
         stream,
@@ -174,9 +187,16 @@ def to_yaml(value: Any) -> str:
 def _plain_in_block_only(text: str) -> bool:
     """Whether the emitter would write ``text`` plain, which reads back as itself in a
     block but not inside a flow collection (PyYAML's own analysis, that the emitter uses
-    to choose a style; where plain is not allowed at all it quotes the text itself)."""
+    to choose a style; where plain is not allowed at all it quotes the text itself).
+    Text without the flow indicators reads the same in both."""
+    if _FLOW_SENSITIVE.search(text) is None:
+        return False
     analysis = yaml.emitter.Emitter(io.StringIO()).analyze_scalar(text)
     return bool(analysis.allow_block_plain and not analysis.allow_flow_plain)
+
+
+#: the characters that make PyYAML's flow-plain analysis differ from its block-plain one
+_FLOW_SENSITIVE = re.compile(r"[,?\[\]{}:]")
 
 
 def to_json(value: Any, compact: bool = False) -> str:
