@@ -89,17 +89,31 @@ class TreeTemplate:
             render = _skeleton(plain, leaves) if leaves else None
         if planner.problems:
             raise BundleError(planner.problems)
+        compiled = None if leaves is not None else tuple(planner.compiled)
+        # (a templated string was compiled whenever there is a renderer: an environment)
+        environment = planner.environment
+        self._assign(pos, frozenset(planner.references), plain, render, environment, globals)
+        self._plan = (plain, leaves, compiled)
+
+    def _assign(
+        self,
+        pos: SourcePos,
+        references: frozenset[str],
+        plain: Any,
+        render: Renderer | None,
+        environment: Environment | None,
+        globals: Mapping[str, Any],
+    ) -> None:
+        """Set what a compile or a stored plan (``_restored_tree``) works out. ``_plan``,
+        set beside, is what ``__reduce__`` stores: the object, the skeleton's strings or
+        else every string the general plan compiled, in the order it compiled them."""
         self.pos = pos
-        self.references = frozenset(planner.references)
+        self.references = references
         self.is_static = render is None
         self._constant = _fresh_copies(plain) if render is None else None
         self._render = render
-        # a templated string was compiled whenever there is a renderer: never None then
-        self._environment = planner.environment
+        self._environment = environment
         self._globals = globals
-        # what __reduce__ stores: the skeleton's strings, or every string the general plan
-        # compiled in the order it compiled them (replayed by _restored_tree)
-        self._plan = (plain, leaves, None if leaves is not None else tuple(planner.compiled))
 
     def __reduce__(self) -> tuple[Any, ...]:
         # (the bundle model cache, ``bundle.modelcache``: the plan, not its closures;
@@ -210,13 +224,7 @@ def _restored_tree(
     else:
         render = _skeleton(plain, leaves, blob) if leaves else None
     tree = object.__new__(TreeTemplate)
-    tree.pos = pos
-    tree.references = references
-    tree.is_static = render is None
-    tree._constant = _fresh_copies(plain) if render is None else None
-    tree._render = render
-    tree._environment = environment
-    tree._globals = globals
+    tree._assign(pos, references, plain, render, environment, globals)
     tree._plan = (plain, leaves, compiled)
     return tree
 
@@ -250,29 +258,20 @@ def _templated_strings(value: Any, path: Path, found: list[tuple[Path, str]]) ->
     paths, in the order they are written. Raises ``_TemplatedKey`` when a key holds a
     template and ``_NotPlain`` at a value ``values.normalize`` would change (any type but
     the exact plain ones): the loader's data needs no copy, as it is nearly always plain."""
-    if type(value) is dict:
-        for key, item in value.items():
+    mapping = type(value) is dict
+    for key, item in value.items() if mapping else enumerate(value):
+        if mapping:
             if type(key) is str:
                 if "{{" in key or "{%" in key:
                     raise _TemplatedKey
             elif type(key) not in _SCALARS:
                 raise _NotPlain
-            kind = type(item)
-            if kind is str:
-                if "{{" in item or "{%" in item:
-                    found.append(((*path, key), item))
-            elif kind is dict or kind is list:
-                _templated_strings(item, (*path, key), found)
-            elif kind not in _SCALARS:
-                raise _NotPlain
-        return
-    for index, item in enumerate(value):
         kind = type(item)
         if kind is str:
             if "{{" in item or "{%" in item:
-                found.append(((*path, index), item))
+                found.append(((*path, key), item))
         elif kind is dict or kind is list:
-            _templated_strings(item, (*path, index), found)
+            _templated_strings(item, (*path, key), found)
         elif kind not in _SCALARS:
             raise _NotPlain
 
