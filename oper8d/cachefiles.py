@@ -33,6 +33,7 @@ __all__ = [
     "private_folder",
     "read_private",
     "trusted_cache_dir",
+    "trusted_folder",
     "write_private",
 ]
 
@@ -57,7 +58,11 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
 def trusted_cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     """:func:`cache_dir`, created if missing, when :func:`private_folder` trusts it; None
     when the cache is off, no home folder is known or the folder cannot be trusted."""
-    folder = cache_dir(environ)
+    return trusted_folder(cache_dir(environ))
+
+
+def trusted_folder(folder: Path | None) -> Path | None:
+    """``folder``, created if missing, when :func:`private_folder` trusts it, else None."""
     if folder is None:
         return None
     try:
@@ -150,11 +155,8 @@ def parsed_once(folder: Path | None, name: str, source: bytes, parse: Callable[[
     used only for the same ``source`` read by the same Python build (the magic line names
     both: marshal's format is the build's), from a folder :func:`private_folder` trusts;
     anything else is parsed again and kept."""
-    try:
-        trusted = folder is not None and private_folder(folder)
-    except OSError:
-        trusted = False
-    if folder is None or not trusted:
+    folder = trusted_folder(folder)
+    if folder is None:
         return parse()
     build = f"{sys.implementation.cache_tag} {sys.version}".encode()
     digest = hashlib.sha256(source).hexdigest().encode()

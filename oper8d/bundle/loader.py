@@ -300,11 +300,10 @@ def load_yaml_file(
     ``files``: the load's resolver of ``root`` (:class:`BundleFiles`).
     """
     files = files if files is not None else BundleFiles(root)
-    at = pos if pos is not None else SourcePos(str(relpath))
     file = PurePosixPath(relpath.replace("\\", "/")).as_posix()
     where = pos if pos is not None else SourcePos(file)
     missing = f"file {file!r} not found in the bundle {root}"
-    raw = files.read(relpath, file, resolve_at=at, where=where, missing=missing)
+    raw = files.read(relpath, file, resolve_at=where, where=where, missing=missing)
     return load_yaml_text(_decode(raw, file), file, limits, cache)
 
 

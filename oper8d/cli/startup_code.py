@@ -48,7 +48,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from oper8d.cachefiles import private_folder, read_private, write_private
+from oper8d.cachefiles import read_private, trusted_folder, write_private
 
 __all__ = ["StoredCode", "reused_startup_code"]
 
@@ -152,8 +152,8 @@ class StoredCode:
         entries = {**self._known, **self._used}
         if len(entries) > _MAX_ENTRIES:
             entries = self._used
-        with contextlib.suppress(OSError, ValueError):
-            if private_folder(folder):
+        if trusted_folder(folder) is not None:
+            with contextlib.suppress(OSError, ValueError):
                 write_private(path, magic, marshal.dumps(entries))
 
 
@@ -213,10 +213,7 @@ def _python_tag() -> str:
 
 def _load(folder: Path, path: Path, magic: bytes) -> dict[Any, Any]:
     """The stored code by input; nothing when there is none or it is not trusted."""
-    try:
-        if not private_folder(folder):
-            return {}
-    except OSError:
+    if trusted_folder(folder) is None:
         return {}
     body = read_private(path, magic)
     if body is None:
