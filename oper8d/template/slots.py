@@ -165,10 +165,13 @@ def _strings(parts: Iterable[Any], depth: int = 0) -> Iterable[str]:
             yield from _strings(part.values(), depth + 1)
 
 
-def spelled_token(value: str) -> SecurityError:
+def spelled_token(value: str | None = None) -> SecurityError:
+    """The error for a value holding the token prefix, quoting it when it is the value
+    itself (not data it sits in, whose other values may be secrets)."""
+    shown = f" ({value[:40]!r})" if value is not None else ""
     return SecurityError(
-        f"a value ({value[:40]!r}) holds {NONCE_PREFIX!r}, the text oper8d prints in place "
-        "of values: it cannot be printed as part of the template's text"
+        f"a value{shown} holds {NONCE_PREFIX!r}, the text oper8d prints in place of "
+        "values: it cannot be printed as part of the template's text"
     )
 
 
@@ -205,20 +208,22 @@ def holds_tokens(value: Any, slots: Slots) -> bool:
     return isinstance(value, Markup) and slots.nonce in value
 
 
-def filled_data(value: Any, slots: Slots, parsed: bool = False) -> Any:
+def filled_data(value: Any, slots: Slots) -> Any:
     """``value`` (data) with every string holding tokens made the text with the values in
-    place: a plain string, a value. ``parsed``: the data was parsed from template text
-    (``from_json``), so its plain strings hold tokens too."""
+    place: a plain string, a value. Data without such a string is given back as it is (no
+    copy: most printed mappings and lists hold none)."""
     if isinstance(value, str):
-        if (parsed or isinstance(value, Markup)) and slots.nonce in value:
-            return fill_text(value, slots)
-        return value
+        return fill_text(value, slots) if holds_tokens(value, slots) else value
     if isinstance(value, dict):
-        return {
-            filled_data(k, slots, parsed): filled_data(v, slots, parsed) for k, v in value.items()
-        }
+        pairs = [(filled_data(k, slots), filled_data(v, slots)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True)):
+            return value
+        return dict(pairs)
     if isinstance(value, list | tuple):
-        return [filled_data(item, slots, parsed) for item in value]
+        items = [filled_data(item, slots) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return items
     return value
 
 

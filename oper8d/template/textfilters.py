@@ -183,8 +183,8 @@ def _parsing(function: Callable[..., Any]) -> Callable[..., Any]:
         ):
             raise SecurityError(
                 f"{getattr(function, '__name__', 'the filter')} cannot parse text that prints "
-                "a structure filter's output (to_yaml, to_json, quote, squote): that is YAML "
-                "for the document, and in JSON a value could end it and add keys; print "
+                "a structure filter's output (to_yaml, to_json, tojson, quote, squote): that "
+                "is YAML for the document, and in JSON a value could end it and add keys; print "
                 'values as "{{ x }}" inside JSON strings, or build the data and use to_json'
             )
         data = function(Markup(strip_marks(slots.nonce, value)), *args, **kwargs)
@@ -289,7 +289,7 @@ def _marking(function: Callable[..., Any]) -> Callable[..., Any]:
             value = filled_data(value, slots)
         result = function(*_passed(pass_arg, context), value, *args, **kwargs)
         if NONCE_PREFIX in result:
-            raise spelled_token(str(value))
+            raise spelled_token()  # (``value`` may be a mapping holding secrets)
         return YamlText(result)
 
     trusted.__name__ = getattr(function, "__name__", "filter")

@@ -17,6 +17,16 @@ from oper8d.cli.main import main
 
 MAGIC = b"oper8d-bundle-model 1\n"
 
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples" / "operators"
+#: (example bundle, sample CR) of every example
+SAMPLES = sorted(
+    (bundle.name, cr.name)
+    for bundle in EXAMPLES.iterdir()
+    if (bundle / "operator.yaml").is_file()
+    for cr in (bundle / "samples").glob("*.yaml")
+)
+
 OPERATOR = """\
 apiVersion: oper8d.io/v1alpha1
 kind: Operator
@@ -110,9 +120,15 @@ def render(bundle: Path, cr: Path, cache: Path | None) -> Result:
     return CliRunner().invoke(main, ["render", str(bundle), "--cr", str(cr)], env=env)
 
 
-def model_files(cache: Path) -> list[Path]:
+def cache_files(cache: Path, magic: bytes) -> list[Path]:
+    """The files in the cache folder of XDG_CACHE_HOME ``cache`` that start with ``magic``."""
     found = sorted((cache / "oper8d").glob("*.cache"))
-    return [path for path in found if path.read_bytes().startswith(MAGIC)]
+    return [path for path in found if path.read_bytes().startswith(magic)]
+
+
+def model_files(cache: Path) -> list[Path]:
+    """The model cache's files (``bundle.modelcache``)."""
+    return cache_files(cache, MAGIC)
 
 
 def same_size_edit(path: Path, old: str, new: str) -> None:

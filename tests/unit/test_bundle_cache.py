@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jinja2 import Environment
+from model_cache_bundles import EXAMPLES, SAMPLES, cache_files, model_files, render
 
 from benchmarks.gen import write_bundle
 from oper8d.bundle import load_bundle
@@ -26,34 +27,10 @@ from oper8d.cachefiles import cache_dir
 from oper8d.cli.main import main
 from oper8d.errors import BundleError
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO / "examples" / "operators"
-SAMPLES = sorted(
-    (bundle.name, cr.name)
-    for bundle in EXAMPLES.iterdir()
-    if (bundle / "operator.yaml").is_file()
-    for cr in (bundle / "samples").glob("*.yaml")
-)
-
-
-def render(bundle: Path, cr: Path, cache: Path | None) -> Result:
-    """``oper8d render`` in-process; ``cache``: the XDG_CACHE_HOME, None: cache off."""
-    env = {"XDG_CACHE_HOME": str(cache), "OPER8D_NO_CACHE": ""} if cache else {}
-    if cache is None:
-        env["OPER8D_NO_CACHE"] = "1"
-    return CliRunner().invoke(main, ["render", str(bundle), "--cr", str(cr)], env=env)
-
-
-def model_files(cache: Path) -> list[Path]:
-    """The model cache's files (``bundle.modelcache``)."""
-    found = sorted((cache / "oper8d").glob("*.cache"))
-    return [path for path in found if path.read_bytes().startswith(b"oper8d-bundle-model")]
-
 
 def store_files(cache: Path) -> list[Path]:
     """The compile cache's store files (not the model cache's, ``bundle.modelcache``)."""
-    found = sorted((cache / "oper8d").glob("*.cache"))
-    return [path for path in found if path.read_bytes().startswith(b"oper8d-compile-cache")]
+    return cache_files(cache, b"oper8d-compile-cache")
 
 
 @pytest.fixture

@@ -13,6 +13,8 @@ import pytest
 import yaml
 from model_cache_bundles import (
     CR,
+    EXAMPLES,
+    SAMPLES,
     TEXT,
     cache,
     compiles,
@@ -29,15 +31,6 @@ from oper8d.errors import BundleError
 from oper8d.limits import Limits
 
 __all__ = ["cache", "compiles"]  # (fixtures)
-
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO / "examples" / "operators"
-SAMPLES = sorted(
-    (bundle.name, cr.name)
-    for bundle in EXAMPLES.iterdir()
-    if (bundle / "operator.yaml").is_file()
-    for cr in (bundle / "samples").glob("*.yaml")
-)
 
 # -- the same result --------------------------------------------------------------------
 
