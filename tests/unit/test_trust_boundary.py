@@ -615,3 +615,15 @@ def test_from_json_refuses_what_a_value_could_make_of_the_json(made: str) -> Non
     source = "{% set j %}" + made + "{% endset %}\nk: {{ j | from_json | to_json }}\n"
     with pytest.raises(ConfigError, match=r"appears twice|structure filter"):
         _text(source, k="name", v='", "evil": "1')
+
+
+def test_refusing_a_spelled_token_in_printed_data_does_not_quote_that_data() -> None:
+    # the data may hold secrets beside the tenant's value; the message reaches the CR
+    from oper8d.template import TemplateEngine
+
+    engine = TemplateEngine()
+    template = engine.text("conf: {{ conf | to_yaml | nindent(2) }}\n", "t.yaml")
+    conf = {"password": "S3CRET", "note": f"{engine._nonce}0z"}
+    with pytest.raises(ConfigError, match="holds 'oper8dslot'") as caught:
+        template.render({"conf": conf})
+    assert "S3CRET" not in str(caught.value)
