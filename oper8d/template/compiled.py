@@ -23,8 +23,7 @@ from oper8d.errors import ConfigError, SourcePos
 from oper8d.limits import LimitExceeded, Limits
 from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache, check_documents
 from oper8d.template.failures import passes_through, render_failure, template_line
-from oper8d.template.layout import LayoutError, check_layout
-from oper8d.template.slots import PARSING_FILTERS, SLOTS_VAR, Slots, fill_text
+from oper8d.template.slots import SLOTS_VAR, Slots
 from oper8d.template.values import copy_result
 
 
@@ -167,8 +166,6 @@ class TextTemplate:
         self._template = template
         self._source = source  # (for __reduce__)
         self._lines = source.splitlines()
-        # (a name in its text, even in a comment, is enough: marking only costs time)
-        self._parses = any(name in source for name in PARSING_FILTERS)
         self._documents = DocumentCache(file, cache_size, scalar_tags)
 
     def __repr__(self) -> str:
@@ -184,7 +181,8 @@ class TextTemplate:
     def render_text(self, context: Mapping[str, Any]) -> str:
         """The rendered text as the template prints it, values in place (for showing it;
         never parsed: see ``slots``)."""
-        return fill_text(*self.render_tokens(context))
+        text, slots = self.render_tokens(context)
+        return slots.fill(text)
 
     def render(self, context: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The objects the template renders to, empty documents dropped; the caller owns them.
@@ -192,12 +190,7 @@ class TextTemplate:
         The text and its values together are bounded by ``renderedBytes``, the parsed
         documents' depth and alias expansion by ``limits.check_structure``."""
         text, slots = self.render_tokens(context)
-        try:
-            text = check_layout(slots.nonce, slots.marks, text)
-        except LayoutError as exc:
-            raise ConfigError(
-                f"{exc} (run `oper8d render` to see the rendered text)", pos=SourcePos(self.file)
-            ) from None
+        text = slots.splice_lines(text)
         template = self._template
         limits = getattr(template.environment, "limits", None)
         if limits is None:
@@ -215,8 +208,8 @@ class TextTemplate:
 
     def render_tokens(self, context: Mapping[str, Any]) -> tuple[str, Slots]:
         """The rendered text with a token where each value was printed, and the values."""
-        slots = Slots(self._nonce, self._parses)
         template = self._template
+        slots = Slots(self._nonce, _rendered_limit(template))
         try:
             try:
                 with _budget(template):

@@ -24,7 +24,8 @@ from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from oper8d.template.slots import SlotLoader, fill_text, json_key
+from oper8d.template.kubeyaml import json_key
+from oper8d.template.slotloader import SlotLoader, key_text
 
 __all__ = ["construct"]
 
@@ -109,7 +110,7 @@ class _Walk:
                     if key_node.style in ("|", ">") or key_node in self._built:
                         raise _Unusual
                     self._keys.add(key_node)
-                    text = fill_text(text, self._loader.slots)
+                    text = key_text(text, key_node.style, self._loader.slots)
                 key: Any = text
             elif tag in _SCALARS:
                 key = json_key(self._constructors[tag](self._loader, key_node), key_node)

@@ -24,7 +24,8 @@ from oper8d.errors import ConfigError, SourcePos
 from oper8d.limits import Limits, check_structure
 from oper8d.template.construct import construct
 from oper8d.template.failures import excerpt
-from oper8d.template.slots import SlotLoader, Slots, hide_values
+from oper8d.template.slotloader import SlotLoader, splice
+from oper8d.template.slots import Slots
 
 #: a document of the rendered text is a Secret (its lines are not quoted in errors)
 _SECRET_KIND = re.compile(r"^kind:[ \t]*[\"']?Secret[\"']?[ \t]*(#.*)?$", re.MULTILINE)
@@ -88,6 +89,9 @@ class DocumentCache:
         digest = hashlib.sha256(text.encode("utf-8"))
         try:
             digest.update(marshal.dumps(slots.values))
+            if slots.placed:  # what a placed value's text and landing are
+                placed = [(i, p.text, p.typed, p.pad) for i, p in slots.placed.items()]
+                digest.update(marshal.dumps(placed))
         except ValueError:  # a value marshal cannot hold: correct, just not cached
             return self._load(text, slots)
         key = digest.digest()
@@ -117,6 +121,8 @@ class DocumentCache:
             while loader.check_node():
                 index += 1
                 document = construct(loader, loader.get_node())
+                if slots.spliceable:
+                    document = self._spliced(document, slots)
                 if document is None:
                     continue  # empty document, e.g. a disabled {% if %} between '---'
                 if not isinstance(document, dict):
@@ -133,6 +139,14 @@ class DocumentCache:
             loader.dispose()
         return documents
 
+    def _spliced(self, document: Any, slots: Slots) -> Any:
+        try:
+            return splice(document, slots)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(
+                f"{exc} (run `oper8d render` to see the rendered text)", pos=SourcePos(self.file)
+            ) from None
+
     def _yaml_error(self, exc: yaml.YAMLError, text: str, slots: Slots) -> ConfigError:
         # positions are in the rendered text, not the template: quote the lines instead,
         # unless the text renders a Secret, whose values must not reach a message (line
@@ -145,7 +159,7 @@ class DocumentCache:
                 return ""
             # values stay out of the quote (a value may be a secret the text does not mark)
             line = lines[mark.line] if mark.line < len(lines) else ""
-            line_text = hide_values(line, slots).strip()
+            line_text = slots.hide(line).strip()
             quoted = f": {excerpt(line_text)!r}" if line_text else " (end of text)"
             if secret and line_text:
                 quoted = " (not quoted: the text renders a Secret)"

@@ -29,6 +29,7 @@ only sources that compiled without error are kept, so every problem is still fou
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import Callable, Mapping
 from types import CodeType
@@ -47,13 +48,14 @@ from oper8d.template.failures import compile_problem, syntax_problem
 from oper8d.template.filters import template_filters
 from oper8d.template.names import truncate_name
 from oper8d.template.sandbox import Budget, LimitedSandbox, guard_loops
-from oper8d.template.slots import finalize, guarded_markup_join, new_nonce
-from oper8d.template.textfilters import (
-    filled_operand,
-    guard_operands,
-    template_literal,
+from oper8d.template.slots import finalize, new_nonce
+from oper8d.template.textcode import (
+    concat,
+    refused_statements,
+    template_text,
     text_code_generator,
-    trusted_filters,
+    text_filters,
+    text_tests,
 )
 from oper8d.template.tree import Path, TreeTemplate, is_templated
 
@@ -105,13 +107,16 @@ class TemplateEngine:
         env.guard_filters()
         env.globals["truncate_name"] = truncate_name
         self._env = env
-        # text templates print values as tokens (``slots``): Markup marks template-made
-        # text (macros, set blocks, trusted filters), everything else is a value
-        text_env = env.overlay(autoescape=True, finalize=finalize)
-        text_env.filters = trusted_filters(env.filters)
+        # text templates print values as tokens and template text as text (``slots``,
+        # ``textcode``)
+        text_env = env.overlay(finalize=finalize)
+        text_env.filters = text_filters(env.filters, env.check_string_size)
+        text_env.tests = text_tests(env.tests)  # type: ignore[assignment, arg-type]
         text_env.code_generator_class = text_code_generator(env.code_generator_class)
-        text_env.filled_operand = filled_operand  # type: ignore[attr-defined]
-        text_env.template_literal = template_literal  # type: ignore[attr-defined]
+        text_env.oper8d_template_text = template_text  # type: ignore[attr-defined]
+        text_env.oper8d_concat = functools.partial(  # type: ignore[attr-defined]
+            concat, check=lambda text: env.check_string_size(len(text), "joining with ~")
+        )
         self._text_env = text_env
         self._nonce = new_nonce()
         # the tags of the plain scalars its text templates' rendered texts hold (``slots``)
@@ -200,8 +205,12 @@ class TemplateEngine:
                 SourcePos(file),
             )
             self._reject_file_statements(ast, lambda node: SourcePos(file, node.lineno))
+            refused = refused_statements(ast)
+            if refused:
+                raise BundleError(
+                    [Problem(why, SourcePos(file, node.lineno)) for node, why in refused]
+                )
             references = live_references(ast)
-            guard_operands(ast)
             code = self._code(ast, problem, SourcePos(file), file, self._text_env)
             self._remember(key, (False, references, code))
             template = self._from_code(code, self._text_env, key)
@@ -315,9 +324,6 @@ class TemplateEngine:
         # a context is created per rendered string, and copying a ChainMap's keys into the
         # context doubled the cost of rendering an inline object.
         template = env.template_class.from_code(env, code, env.globals, None)
-        if env is self._text_env:
-            # `~` of the compiled module (its macros too) checks what it joins to Markup
-            template.root_render_func.__globals__["markup_join"] = guarded_markup_join
         self._origins[id(template)] = (template, key, code)
         return template
 

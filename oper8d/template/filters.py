@@ -28,8 +28,7 @@ from typing import Any, cast
 
 import yaml
 from jinja2 import Undefined
-from jinja2.exceptions import SecurityError, UndefinedError
-from markupsafe import Markup
+from jinja2.exceptions import UndefinedError
 
 from oper8d.errors import ConfigError
 from oper8d.template.names import truncate_name
@@ -208,21 +207,11 @@ def to_json(value: Any, compact: bool = False) -> str:
 
 
 def from_json(value: str) -> Any:
-    """Parse JSON text the template itself wrote: a text template's ``{% set %}`` block or
-    macro output (Markup), read as written, so each value printed into it stays inside its
-    own JSON string. Any other string is a value, the CR's, the config's, or a filter's
-    result computed from them, and parsing it would let its text add keys and lists the
-    bundle does not declare: refused."""
+    """Parse JSON text into data. The data is a value: where it is printed it is one node,
+    whatever its text held. (A text template's own text, a ``{% set %}`` block or a macro's
+    output, is read as the template wrote it: ``textcode``.)"""
     _require_defined(value, "from_json")
-    if not isinstance(value, Markup):
-        raise SecurityError(
-            "from_json parses only JSON a text template writes: a {% set %} block or a "
-            "macro's output, as it is or through `trim`; this is a value "
-            f"({type(value).__name__}: the CR's, the config's, or computed from them), whose "
-            "text could add keys of its own: declare the structure in the CR's schema or the "
-            "config instead"
-        )
-    return json.loads(value)
+    return json.loads(str(value))
 
 
 def b64encode(value: str | bytes) -> str:

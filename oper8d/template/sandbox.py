@@ -32,13 +32,12 @@ from typing import Any
 
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
-from jinja2.runtime import Context
+from jinja2.runtime import Context, Macro
 from jinja2.sandbox import ImmutableSandboxedEnvironment
-from markupsafe import Markup
 
 from oper8d.clock import Clock
 from oper8d.limits import LimitExceeded, Limits
-from oper8d.template.slots import check_joined, keep_structure
+from oper8d.template.slots import Placed, TemplateText, as_value
 
 __all__ = ["Budget", "LimitedSandbox", "guard_loops", "plain_callable"]
 
@@ -216,20 +215,21 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
         self._tick()
+        left, right = as_value(left), as_value(right)
         if operator == "**":
             self._check_power(left, right)
         elif operator == "*":
             self._check_product(left, right)
         elif operator == "%" and isinstance(left, str):
             self._check_percent(left, right)
-        parts = (left, *(right if isinstance(right, tuple) else (right,)))
-        check_joined(parts)
-        result = keep_structure(parts, self.binop_table[operator](left, right))
+        result = self.binop_table[operator](left, right)
         self.check_result(result, f"the operator {operator}")
         return result
 
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         __self._tick()
+        if not isinstance(__obj, Macro):  # a macro prints template text as structure
+            args, kwargs = _values(args, kwargs)
         if getattr(__obj, _PLAIN, False) is True:
             # one of our own functions (``plain_callable``): what the general path below
             # does for it, without the checks that cannot apply to it
@@ -246,14 +246,23 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
         owner = getattr(method, "__self__", None)
         if isinstance(owner, str):
             __self._check_str_method(owner, getattr(method, "__name__", ""), args, kwargs)
-            if isinstance(owner, Markup):  # Markup.join/replace/format: see what they join
-                args = tuple(list(a) if isinstance(a, Iterator) else a for a in args)
-            check_joined((owner, *args, *kwargs.values()))
         result = super().call(__context, __obj, *args, **kwargs)
-        if isinstance(owner, str):
-            result = keep_structure((owner, *args, *kwargs.values()), result)
         __self.check_result(result, "a call")
         return result
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        # a mapping's own keys before its methods: a CR field named ``items`` is the field
+        if type(obj) is dict:
+            try:
+                return obj[attribute]
+            except (KeyError, TypeError):
+                pass
+        elif type(obj) is TemplateText or type(obj) is Placed:
+            obj = obj.value
+        return super().getattr(obj, attribute)
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        return super().getitem(as_value(obj), as_value(argument))
 
     # -- size checks --------------------------------------------------------------------------
 
@@ -349,6 +358,15 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
             digits = re.findall(r"\d+", spec)
             nested = "{" in spec
             self._check_widths((*digits, "*" if nested else None), values, "str.format")
+
+
+def _values(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], Any]:
+    """A call's arguments as values (``slots.as_value``), copied only when one changes."""
+    if any(type(arg) is TemplateText or type(arg) is Placed for arg in args):
+        args = tuple(as_value(arg) for arg in args)
+    if kwargs and any(type(v) is TemplateText or type(v) is Placed for v in kwargs.values()):
+        kwargs = {key: as_value(value) for key, value in kwargs.items()}
+    return args, kwargs
 
 
 def _is_int(value: Any) -> bool:

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from oper8d.limits import LimitExceeded, Limits, check_structure
 from oper8d.template.construct import construct
 from oper8d.template.documents import check_documents
-from oper8d.template.slots import SlotLoader, Slots
+from oper8d.template.slotloader import SlotLoader
+from oper8d.template.slots import Slots
 
 NONCE = "oper8dslot0123456789abn"
 

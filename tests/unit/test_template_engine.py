@@ -102,7 +102,7 @@ def test_a_wholly_undefined_expression_is_an_error_not_none(engine: TemplateEngi
         ("1 / 0", "division by zero"),
         ("spec.image + 1", "type error"),
         ("spec.image | b64decode", "invalid value"),
-        ("spec.image | from_json", "from_json parses only JSON a text template writes"),
+        ("spec.image | from_json", "invalid value: Expecting value"),
     ],
 )
 def test_runtime_failures_of_an_expression_are_config_errors(

@@ -111,9 +111,11 @@ def test_from_json_parses_a_block_a_text_template_writes() -> None:
         "raw | replace('1', '1 ') | from_json",
     ],
 )
-def test_from_json_refuses_a_value_whose_text_could_add_keys(source: str) -> None:
-    with pytest.raises(ConfigError, match="from_json parses only JSON a text template writes"):
-        render(source, raw='{"a": [1, 2], "privileged": true}')
+def test_data_from_json_of_a_value_is_one_value_where_it_is_printed(source: str) -> None:
+    # what a value's text parses to is that value's data: it lands under `k`, nowhere else
+    template = TemplateEngine().text("k: {{ " + source + " }}\nj: {{ 1 }}\n", "t.yaml")
+    (obj,) = template.render({"raw": '{"a": [1, 2], "privileged": true}'})
+    assert sorted(obj) == ["j", "k"] and obj["k"]["privileged"] is True
 
 
 # -- base64 / sha256 --------------------------------------------------------------------------

@@ -11,7 +11,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oper8d.template.slots import KubernetesLoader, SlotLoader, Slots
+from oper8d.template.kubeyaml import KubernetesLoader
+from oper8d.template.slotloader import SlotLoader
+from oper8d.template.slots import Slots
 
 NONCE = "oper8dslot0123456789abn"
 

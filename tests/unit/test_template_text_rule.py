@@ -1,0 +1,182 @@
+"""The text-template rule as a bundle author meets it: structure comes only from the
+template's literal text; data from the structure filters lands where its token stands; the
+Helm idioms docs/bundle-format.md lists work, and the others fail with a clear message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from oper8d.errors import BundleError, ConfigError
+from oper8d.template import TemplateEngine
+
+
+def render(source: str, **context: Any) -> list[dict[str, Any]]:
+    return TemplateEngine().text(source, "t.yaml").render(context)
+
+
+# -- the Helm idioms that work ------------------------------------------------------------
+
+LABELS = "{% macro labels() %}app: {{ name }}\ntier: web{% endmacro %}"
+
+
+def test_a_macro_printed_with_nindent_is_the_templates_structure() -> None:
+    source = LABELS + "metadata:\n  labels:\n    {{- labels() | nindent(4) }}\n"
+    assert render(source, name="x: y") == [{"metadata": {"labels": {"app": "x: y", "tier": "web"}}}]
+
+
+def test_data_alone_on_a_line_joins_the_mapping_or_list_it_stands_in() -> None:
+    source = (
+        LABELS + "metadata:\n  labels:\n    {{- labels() | nindent(4) }}\n"
+        "    {{- extra | to_yaml | nindent(4) }}\n"
+        "spec:\n  containers:\n  - name: a\n  {{- more | to_yaml | nindent(2) }}\n"
+    )
+    (obj,) = render(source, name="w", extra={"team": "t", "x": "1\n---"}, more=[{"name": "b"}])
+    assert obj["metadata"]["labels"] == {"app": "w", "tier": "web", "team": "t", "x": "1\n---"}
+    assert obj["spec"]["containers"] == [{"name": "a"}, {"name": "b"}]
+
+
+def test_data_alone_under_a_key_is_that_keys_value() -> None:
+    source = "resources:\n  {{- r | to_yaml | nindent(2) }}\nlist:\n  {{ l | to_json }}\n"
+    r = {"limits": {"cpu": "1"}}
+    assert render(source, r=r, l=[1, "2"]) == [{"resources": r, "list": [1, "2"]}]
+
+
+def test_data_as_a_whole_scalar_is_itself_and_a_string_stays_a_string() -> None:
+    source = "a: {{ x | to_json }}\nb: {{ n | quote }}\nc: {{ n | to_yaml }}\nd: {{ n }}\n"
+    assert render(source, x={"k": [1]}, n="3") == [{"a": {"k": [1]}, "b": "3", "c": "3", "d": 3}]
+
+
+def test_data_inside_a_scalar_is_its_text_there() -> None:
+    source = (
+        "a: '{{ x | to_json }}'\nb: --opts={{ x | to_json }}\n"
+        "c: |\n  {{- x | to_yaml | nindent(2) }}\n"
+    )
+    (obj,) = render(source, x={"k": "v', hostNetwork: 'y"})
+    assert obj["a"] == obj["b"][len("--opts=") :] == '{"k": "v\', hostNetwork: \'y"}'
+    assert obj["c"] == "k: 'v'', hostNetwork: ''y'\n"
+
+
+def test_a_checksum_a_suffix_and_from_json_of_template_text() -> None:
+    source = (
+        "{% macro name() %}web{% endmacro %}"
+        '{% macro cfg() %}{"port": {{ port }}, "host": "{{ host }}"}{% endmacro %}'
+        "a: {{ name() ~ '-svc' }}\nb: {{ name() }}-svc\n"
+        "c: {{ (cfg() | from_json).port }}\nd: {{ (cfg() | from_json).host }}\n"
+        "e: {{ cfg() | sha256 | length }}\n"
+    )
+    (obj,) = render(source, port="80", host='h", "x": "y')
+    assert obj == {"a": "web-svc", "b": "web-svc", "c": 80, "d": 'h", "x": "y', "e": 64}
+
+
+def test_caller_and_set_blocks_are_template_text() -> None:
+    source = (
+        "{% macro box() %}outer:\n  {{ caller() }}{% endmacro %}"
+        "{% set more %}extra: {{ v }}{% endset %}"
+        "{% call box() %}inner: {{ v }}{% endcall %}\n{{ more }}\n"
+    )
+    assert render(source, v="x\ny: 1") == [{"outer": {"inner": "x\ny: 1"}, "extra": "x\ny: 1"}]
+
+
+# -- what computes on template text gives a value -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("m() | upper", "K: X\nJ: 1"),
+        ("m()[:4]", "k: x"),
+        ("m().split(':')[0]", "k"),
+        ("m() | replace('1', '2')", "k: x\nj: 2"),
+        ("'j: 1' in m()", True),
+        ("m() | length", 9),
+        ("m() ~ v", "k: x\nj: 1x"),
+    ],
+)
+def test_an_operation_on_template_text_sees_its_value(expression: str, expected: Any) -> None:
+    source = "{% macro m() %}k: {{ v }}\nj: 1{% endmacro %}out: {{ " + expression + " }}\n"
+    (obj,) = render(source, v="x")
+    assert obj["out"] == expected
+
+
+def test_choosing_template_text_keeps_it_template_text() -> None:
+    source = "{% macro m() %}k: {{ v }}\nj: 1{% endmacro %}{{ m() if m() else 'none' }}\n"
+    assert render(source, v="x") == [{"k": "x", "j": 1}]
+
+
+# -- what fails, clearly ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "what"),
+    [
+        ("(1, 2)", "a tuple cannot be printed"),
+        ("namespace(a=1)", "a Namespace cannot be printed"),
+        ("{'a': 1}.items()", "a dict_items cannot be printed"),
+        ("m", "a Macro cannot be printed"),
+        ("cycler(1, 2)", "a Cycler cannot be printed"),
+        ("{'a': (1, 2)}", "a tuple cannot be printed"),
+    ],
+)
+def test_printing_what_is_not_data_is_an_error(expression: str, what: str) -> None:
+    with pytest.raises(ConfigError, match=what):
+        render("{% macro m() %}x{% endmacro %}a: {{ " + expression + " }}\n")
+
+
+@pytest.mark.parametrize(
+    ("source", "why"),
+    [
+        ("{% autoescape false %}a: {{ x }}{% endautoescape %}", "autoescape"),
+        ("{% block b %}a: 1{% endblock %}", "block"),
+        ("{% for x in xs recursive %}{{ loop(x) }}{% endfor %}", "recursive loops"),
+    ],
+)
+def test_statements_text_templates_refuse_are_bundle_errors(source: str, why: str) -> None:
+    with pytest.raises(BundleError, match=why):
+        TemplateEngine().text(source, "t.yaml")
+
+
+def test_a_key_that_spliced_data_brings_twice_is_an_error() -> None:
+    source = "labels:\n  app: a\n  {{- l | to_yaml | nindent(2) }}\n"
+    with pytest.raises(ConfigError, match="the key 'app' appears twice"):
+        render(source, l={"app": "b"})
+
+
+def test_nothing_may_be_nested_under_spliced_data() -> None:
+    source = "labels:\n  {{ l | to_yaml | nindent(2) }}\n    x: 1\n"
+    with pytest.raises(ConfigError, match="nothing may be nested"):
+        render(source, l={"app": "b"})
+
+
+def test_a_lone_surrogate_in_a_block_scalar_is_a_clean_error() -> None:
+    with pytest.raises(ConfigError, match="lone surrogate"):
+        render("c: |\n  {{ x }}\n", x="\ud800")
+
+
+# -- a CR's data keys come before a mapping's methods -----------------------------------------
+
+
+def test_a_field_named_like_a_mapping_method_is_the_field() -> None:
+    source = "a: {{ spec.items }}\nb: {{ spec.keys }}\nc: {{ spec.values | length }}\n"
+    spec = {"items": ["x"], "keys": "k", "values": [1, 2]}
+    assert render(source, spec=spec) == [{"a": ["x"], "b": "k", "c": 2}]
+    expression = TemplateEngine().expression("spec.items", pos=None)  # type: ignore[arg-type]
+    assert expression.evaluate({"spec": spec}) == ["x"]
+
+
+@pytest.mark.parametrize("line", ["{{ k }}: 1", "list:\n  - {{ i }}", "'{{ k }}': 1"])
+def test_a_value_spelling_a_splice_mark_is_only_its_text(line: str) -> None:
+    # a tenant who learned the nonce must not copy other printed data into its mapping
+    engine = TemplateEngine()
+    nonce = engine._nonce
+    source = (
+        "secret:\n  {{ data | to_yaml | nindent(2) }}\nmine:\n  "
+        + line.replace("\n", "\n  ")
+        + "\n"
+    )
+    template = engine.text(source, "t.yaml")
+    data = {"password": "S3CRET"}
+    (obj,) = template.render({"data": data, "k": f"{nonce}0m", "i": f"{nonce}0s"})
+    assert obj["secret"] == data
+    assert "S3CRET" not in str(obj["mine"])
