@@ -17,6 +17,12 @@ a CR's condition tells the reader which limit was reached and how to raise it.
 alias bomb of a few hundred bytes becomes gigabytes there. Text templates check their parsed
 documents with it (``template.compiled.TextTemplate.render``).
 
+:func:`check_expanded` bounds what a value may expand to *before* C code walks it: a
+template can build a small DAG of shared lists (``{% set s1 = [s0, s0] %}`` thirty times)
+whose ``str()``, ``json.dumps`` or hash runs for minutes inside one C call, where neither the
+render's budget nor an asynchronous deadline (``template.deadline``) can stop it. Counting
+the expansion first costs at most ``limit`` steps and fails as soon as it passes the limit.
+
 :func:`bounded_work` pauses the cyclic garbage collector for work these limits bound (a
 bundle load, an offline run, a short command): it builds many objects and leaves little
 garbage, and the collector's passes over everything the process holds cost more than that.
@@ -28,7 +34,7 @@ import contextlib
 import dataclasses
 import gc
 import re
-from collections.abc import Iterator
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +45,7 @@ __all__ = [
     "Limits",
     "bounded_work",
     "camel",
+    "check_expanded",
     "check_structure",
     "nests_deeper",
     "parse_limit_overrides",
@@ -216,3 +223,179 @@ def check_structure(value: Any, limits: Limits, *, written: int) -> None:
         keep.append(node)
         stack.append((node, True))
         stack.extend((child, False) for child in children if isinstance(child, dict | list))
+
+
+def check_expanded(value: Any, limit: int, what: str) -> int:
+    """The size of ``value`` written out, as a serialiser or ``str()`` expands it: a
+    string's length, one per item of a list, tuple or set and per entry of a mapping (keys
+    and values counted too), an integer's decimal digits, one for anything else (an
+    iterator is not consumed). A shared object counts every time it is reached, as the C
+    code this check precedes would expand it; a value containing itself is too large.
+
+    Raises ``LimitExceeded("rendered_bytes")``, naming ``what`` ("the value given to
+    to_json"), when the size passes ``limit``. Each distinct container is looked at once
+    (its size remembered by id), so the work is at most the size of the value in memory,
+    itself at most its expanded size: ``limit`` steps at most, and no recursion."""
+    # (a string, the usual value, needs no walk)
+    size = len(value) if type(value) is str else _plain_size(value)
+    if size is None:
+        return _Expansion(limit, what).size(value)
+    if size > limit:
+        raise _expanded_too_large(what, limit)
+    return size
+
+
+def _plain_size(value: Any) -> int | None:
+    """``check_expanded`` of small plain data (strings, numbers, lists and dicts of them),
+    walked as it is written out; None, after a few items or at anything else, for
+    ``_Expansion`` to count. This walk is several times faster for an object of a few
+    fields, but only counting by ids bounds the work on shared data."""
+    size = 0
+    room = _PLAIN_WALK_ITEMS
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is not dict and kind is not list and kind is not tuple:
+            return None
+        size += len(node)
+        room -= len(node)
+        if room < 0:
+            return None
+        items_size, inner = _items_size((*node, *node.values()) if kind is dict else node)
+        size += items_size
+        stack += inner
+    return size
+
+
+def _items_size(items: tuple[Any, ...] | list[Any]) -> tuple[int, list[Any]]:
+    """The size of the strings and numbers among ``items``, and the other items."""
+    if len(items) > 8 and set(map(type, items)) == _STR:  # (counted in C)
+        return sum(map(len, items)), []
+    size = 0
+    inner: list[Any] = []
+    for child in items:
+        kind = type(child)
+        if kind is str:
+            size += len(child)
+        elif kind is int:
+            size += 1 + child.bit_length() * 78 // 256  # (``_digits``, inline)
+        elif kind in _ATOMS:
+            size += 1
+        else:  # a container, or an object counted by itself
+            inner.append(child)
+    return size, inner
+
+
+class _Pending:
+    """A container whose own size is known, waiting for the sizes of the containers in it."""
+
+    __slots__ = ("inner", "node", "size")
+
+    def __init__(self, node: Any, size: int, inner: list[Any]) -> None:
+        self.node = node
+        self.size = size
+        self.inner = inner
+
+
+#: counted as one unit each where they are met inside a container
+_ATOMS = frozenset({float, bool, type(None)})
+#: items ``check_expanded`` walks plainly before it counts containers by id
+_PLAIN_WALK_ITEMS = 2048
+_STR = frozenset({str})
+
+
+class _Expansion:
+    """One ``check_expanded`` count."""
+
+    __slots__ = ("kept", "limit", "sizes", "started", "what", "work")
+
+    def __init__(self, limit: int, what: str) -> None:
+        self.limit = limit
+        self.what = what
+        self.work = 0  # items looked at so far, each a unit of the expanded size
+        self.sizes: dict[int, int] = {}  # id -> expanded size, of the containers counted
+        self.started: set[int] = set()  # ids of the containers being counted
+        # what ``sizes`` has ids of, kept so that no id is reused meanwhile (a mapping
+        # other than dict may make its values as they are read)
+        self.kept: list[Any] = []
+
+    def size(self, value: Any) -> int:
+        limit, sizes, started, kept = self.limit, self.sizes, self.started, self.kept
+        total, inner = self.own(value)
+        if not inner:
+            return self._checked(total)
+        started.add(id(value))
+        stack: list[Any] = [_Pending(value, total, inner), *inner]
+        while stack:
+            node = stack.pop()
+            if type(node) is _Pending:
+                total = node.size
+                for child in node.inner:
+                    total += sizes[id(child)]
+                sizes[id(node.node)] = self._checked(total)
+                kept.append(node.node)
+                continue
+            key = id(node)
+            if key in sizes:
+                continue
+            if key in started:  # inside itself: endless when written out
+                raise _expanded_too_large(self.what, limit)
+            total, inner = self.own(node)
+            if inner:
+                started.add(key)
+                stack.append(_Pending(node, total, inner))
+                stack.extend(inner)
+            else:
+                sizes[key] = self._checked(total)
+                kept.append(node)
+        return sizes[id(value)]
+
+    def _checked(self, size: int) -> int:
+        if size > self.limit:
+            raise _expanded_too_large(self.what, self.limit)
+        return size
+
+    def own(self, node: Any) -> tuple[int, list[Any]]:
+        """The size of ``node`` without the containers in it, and those containers."""
+        kind = type(node)
+        if kind is list or kind is tuple:
+            items: Any = node
+        elif kind is dict:
+            items = None
+        elif isinstance(node, str | bytes | bytearray):
+            return len(node), []
+        elif isinstance(node, int) and not isinstance(node, bool):
+            return _digits(node), []
+        elif isinstance(node, Mapping):
+            items = None
+        # (an items view's items are (key, value) tuples, each counted as one)
+        elif isinstance(node, list | tuple | set | frozenset | KeysView | ValuesView | ItemsView):
+            items = node
+        else:
+            return 1, []
+        size = len(node)
+        self.work += size
+        if self.work > self.limit:  # before looking at the items
+            raise _expanded_too_large(self.what, self.limit)
+        if items is None:
+            items = (*node, *node.values()) if kind is dict else (*_pairs(node),)
+        elif kind is not list and kind is not tuple:
+            items = (*items,)
+        items_size, inner = _items_size(items)
+        return size + items_size, inner
+
+
+def _digits(number: int) -> int:
+    """At least the number of decimal digits of ``number`` (78/256 > log10(2))."""
+    return 1 + number.bit_length() * 78 // 256
+
+
+def _pairs(mapping: Mapping[Any, Any]) -> Iterator[Any]:
+    for key, item in mapping.items():
+        yield key
+        yield item
+
+
+def _expanded_too_large(what: str, limit: int) -> LimitExceeded:
+    return LimitExceeded("rendered_bytes", f"{what} would be larger than {limit} bytes written out")
