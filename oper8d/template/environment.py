@@ -103,6 +103,7 @@ class TemplateEngine:
             autoescape=False,
             keep_trailing_newline=True,
         )
+        env.finalize = env.bounded_output
         env.filters.update(template_filters())  # our `indent` replaces Jinja's (Helm's rule)
         env.guard_filters()
         env.globals["truncate_name"] = truncate_name
@@ -115,7 +116,9 @@ class TemplateEngine:
         text_env.code_generator_class = text_code_generator(env.code_generator_class)
         text_env.oper8d_template_text = template_text  # type: ignore[attr-defined]
         text_env.oper8d_concat = functools.partial(  # type: ignore[attr-defined]
-            concat, check=lambda text: env.check_string_size(len(text), "joining with ~")
+            concat,
+            bound=env.bound,
+            check=lambda text: env.check_string_size(len(text), "joining with ~"),
         )
         self._text_env = text_env
         self._nonce = new_nonce()

@@ -36,7 +36,8 @@ from jinja2.runtime import Context, Macro
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from oper8d.clock import Clock
-from oper8d.limits import LimitExceeded, Limits
+from oper8d.limits import LimitExceeded, Limits, check_expanded
+from oper8d.template.deadline import Watchdog
 from oper8d.template.slots import Placed, TemplateText, as_value
 
 __all__ = ["Budget", "LimitedSandbox", "guard_loops", "plain_callable"]
@@ -105,9 +106,11 @@ class _GuardedCodeGenerator(CodeGenerator):
     """Jinja's code generator, with ``~`` joins routed through the sandbox."""
 
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
-        self.write("environment.oper8d_text(")
-        super().visit_Concat(node, frame)
-        self.write(")")
+        self.write("environment.oper8d_join((")
+        for part in node.nodes:
+            self.visit(part, frame)
+            self.write(", ")
+        self.write("))")
 
 
 #: the attribute ``plain_callable`` sets
@@ -124,6 +127,11 @@ def plain_callable(function: Callable[..., Any]) -> Callable[..., Any]:
     setattr(function, _PLAIN, True)
     return function
 
+
+#: the values whose expanded size ``LimitedSandbox.bound`` checks
+_CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
+#: how long past ``templateSeconds`` the hard deadline (``template.deadline``) waits
+HARD_DEADLINE_GRACE = 1.0
 
 #: the binary operators whose result can be huge: bounded at render, never folded at compile
 BOUNDED_BINOPS = frozenset({"*", "**", "%", "+"})
@@ -156,12 +164,32 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
         self.guard_filters()
 
     def guard_filters(self) -> None:
-        """Check the arguments of the filters that take a width or build text; call again
-        after replacing filters (the engine replaces ``indent`` with Helm's)."""
-        for name in ("format", "center", "indent", "nindent", "replace", "join", "slice"):
-            original = self.filters.get(name)
-            if original is not None and not getattr(original, "oper8d_checked", False):
+        """Check the arguments of every filter (the size a list or mapping expands to; the
+        widths and counts of those that take one) and its result; call again after
+        replacing filters (the engine replaces ``indent`` with Helm's)."""
+        for name, original in list(self.filters.items()):
+            if not getattr(original, "oper8d_checked", False):
                 self.filters[name] = _checked_filter(self, name, original)
+
+    def bound(self, value: Any, what: str) -> None:
+        """Refuse a list or mapping that expands past ``renderedBytes`` before C code (a
+        serialiser, ``str``, a hash) walks it: shared parts count every time they are
+        reached, so a value built of ``[s, s]`` thirty times over cannot hang a worker."""
+        if type(value) in _CONTAINERS:
+            check_expanded(value, self.limits.rendered_bytes, what)
+
+    def bounded_output(self, value: Any) -> Any:
+        """``finalize`` of inline objects and expressions: what ``{{ }}`` prints as text."""
+        if type(value) in _CONTAINERS:
+            check_expanded(value, self.limits.rendered_bytes, "the printed value")
+        return value
+
+    def oper8d_join(self, parts: tuple[Any, ...]) -> str:
+        """Called by generated code for every ``~``: the parts joined as Jinja joins them."""
+        for part in parts:
+            self.bound(part, "a value joined with ~")
+        text = "".join(map(str, parts))
+        return self.oper8d_text(text)
 
     # -- budgets ----------------------------------------------------------------------------
 
@@ -182,9 +210,17 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
             shared.oper8d_budget = new
         token = self._budget.set(new)
         try:
-            yield new
+            # the budget is checked where templates run; this ends code that never checks
+            with self._watchdog().deadline(self.limits.template_seconds + HARD_DEADLINE_GRACE):
+                yield new
         finally:
             self._budget.reset(token)
+
+    def _watchdog(self) -> Watchdog:
+        watchdog = self.__dict__.get("oper8d_watchdog")
+        if watchdog is None:
+            watchdog = self.__dict__["oper8d_watchdog"] = Watchdog()
+        return watchdog
 
     def in_budget(self) -> bool:
         """Whether a render of this thread runs inside a budget (``budget``) now."""
@@ -216,6 +252,8 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
         self._tick()
         left, right = as_value(left), as_value(right)
+        self.bound(left, f"the operator {operator}")
+        self.bound(right, f"the operator {operator}")
         if operator == "**":
             self._check_power(left, right)
         elif operator == "*":
@@ -230,6 +268,8 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
         __self._tick()
         if not isinstance(__obj, Macro):  # a macro prints template text as structure
             args, kwargs = _values(args, kwargs)
+        for arg in (*args, *kwargs.values()):
+            __self.bound(arg, "a call's argument")
         if getattr(__obj, _PLAIN, False) is True:
             # one of our own functions (``plain_callable``): what the general path below
             # does for it, without the checks that cannot apply to it
@@ -410,6 +450,8 @@ def _checked_filter(
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         # pass_context / pass_environment filters get that first: the value follows it
         skip = 1 if getattr(original, "jinja_pass_arg", None) is not None else 0
+        for arg in (*args[skip:], *kwargs.values()):
+            env.bound(arg, f"the {name} filter's input")
         if len(args) > skip:
             check_args(args[skip], args[skip + 1 :], kwargs)
         if name == "join" and len(args) > skip:

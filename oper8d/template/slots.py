@@ -42,7 +42,7 @@ from jinja2 import Undefined, pass_context
 from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 
-from oper8d.limits import LimitExceeded
+from oper8d.limits import LimitExceeded, check_expanded
 
 #: the context variable holding the render's Slots
 SLOTS_VAR = "__oper8d_slots__"
@@ -286,44 +286,37 @@ def finalize(context: Context, value: Any) -> str:
 
 def printable_data(value: Any, limit: int | None = None) -> Any:
     """``value`` as data that can be printed or serialised: template text and placed data
-    inside it as their values (a copy only where something changed); an error for
-    anything that is not data, and for data larger than ``limit`` once expanded (shared
-    lists count every time they are reached, as a serialiser would write them)."""
+    inside it as their values (a copy only where something changed); an error for anything
+    that is not data, and for data larger than ``limit`` written out (``limits``)."""
     kind = type(value)
     if kind in _SCALARS:
         return value
-    budget = [limit if limit is not None else -1]
-    return _data(value, budget, 0)
+    if limit is not None:
+        check_expanded(value, limit, "the printed value")
+    return _data(value, 0)
 
 
 _DEPTH = 200
 
 
-def _data(value: Any, budget: list[int], depth: int) -> Any:
+def _data(value: Any, depth: int) -> Any:
     kind = type(value)
-    if budget[0] >= 0:
-        budget[0] -= 1 + (len(value) if kind is str else 0)
-        if budget[0] < 0:
-            raise LimitExceeded(
-                "rendered_bytes", "the printed value is larger than the rendered-output limit"
-            )
     if kind in _SCALARS:
         return value
     if kind is TemplateText or kind is Placed:
-        return _data(value.value, budget, depth)
+        return value.value
     if depth > _DEPTH:
         raise LimitExceeded("nesting_depth", "the printed value nests too deep")
     if kind is dict:
         out = {}
         changed = False
         for key, item in value.items():
-            new_key = _data(key, budget, depth + 1)
-            new_item = _data(item, budget, depth + 1)
+            new_key, new_item = _data(key, depth + 1), _data(item, depth + 1)
             changed = changed or new_key is not key or new_item is not item
             out[new_key] = new_item
         return out if changed else value
     if kind is list:
-        items = [_data(item, budget, depth + 1) for item in value]
+        items = [_data(item, depth + 1) for item in value]
         changed = any(new is not old for new, old in zip(items, value, strict=True))
         return items if changed else value
     if isinstance(value, Undefined):

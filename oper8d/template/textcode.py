@@ -175,11 +175,13 @@ def template_text(context: Context, text: str) -> Any:
 
 
 def concat(
-    context: Context, parts: tuple[Any, ...], constants: tuple[bool, ...], check: Any
+    context: Context, parts: tuple[Any, ...], constants: tuple[bool, ...], bound: Any, check: Any
 ) -> Any:
     """``~``: template text joined with template text and the template's string constants
-    stays template text; any other join is of the values. ``check``: the sandbox's size check
-    of the result."""
+    stays template text; any other join is of the values. ``bound`` and ``check``: the
+    sandbox's size checks of a part and of the result."""
+    for part in parts:
+        bound(part, "a value joined with ~")
     texts = [type(part) is TemplateText for part in parts]
     if any(texts) and all(t or c for t, c in zip(texts, constants, strict=True)):
         slots = _slots(context)
