@@ -49,7 +49,8 @@ def test_a_value_expanding_past_the_limit_is_refused_before_it_is_walked(
 def test_a_render_stuck_in_a_filter_ends_in_a_worker_thread() -> None:
     # wordwrap's own Python loop never ticks the budget; the watchdog ends it
     engine = TemplateEngine(Limits(template_seconds=0.1, string_bytes=50_000_000))
-    template = engine.text("a: {{ ('xy ' * 4000000) | wordwrap(1) | length }}\n", "t.yaml")
+    # wordwrap(1) of this string alone takes ten seconds on a quiet machine
+    template = engine.text("a: {{ ('xy ' * 2000000) | wordwrap(1) | length }}\n", "t.yaml")
     outcome: list[BaseException | object] = []
 
     def render() -> None:
@@ -66,4 +67,4 @@ def test_a_render_stuck_in_a_filter_ends_in_a_worker_thread() -> None:
     assert not worker.is_alive()
     (result,) = outcome
     assert isinstance(result, ConfigError) and "templateSeconds" in str(result), result
-    assert elapsed < 0.1 + 1 + 1.5  # the grace, and the bounded step it was in
+    assert elapsed < 6  # 1.1 s and the C step it was in, on a busy machine
