@@ -70,7 +70,7 @@ class KubeTransport:
                 header_params=headers,
                 auth_settings=["BearerToken"],
             )
-            response = self.api_client.rest_client.request(  # type: ignore[no-untyped-call]
+            response = self.api_client.rest_client.request(
                 method, url, headers=headers, body=payload, _request_timeout=self.timeout
             )
             data = response.read()
@@ -113,7 +113,7 @@ class KubeTransport:
                 header_params={"Accept": accept},
                 auth_settings=["BearerToken"],
             )
-            response = self.api_client.rest_client.request(  # type: ignore[no-untyped-call]
+            response = self.api_client.rest_client.request(
                 method, url, headers=headers, _request_timeout=(self.timeout, read_timeout)
             )
             if not 200 <= response.status <= 299:

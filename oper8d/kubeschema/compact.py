@@ -106,7 +106,8 @@ def _refs(schema: Any) -> Iterable[str]:
 
 def _kind_definition(doc: Mapping[str, Any], api_version: str, kind: str) -> str | None:
     group, _, version = api_version.rpartition("/")
-    for name, schema in doc.get("components", {}).get("schemas", {}).items():
+    schemas: dict[str, Any] = doc.get("components", {}).get("schemas", {})
+    for name, schema in schemas.items():
         for gvk in schema.get("x-kubernetes-group-version-kind", ()):
             if (gvk.get("group", ""), gvk.get("version"), gvk.get("kind")) == (
                 group,

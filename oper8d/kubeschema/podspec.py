@@ -44,7 +44,7 @@ def quantity_value(value: Any) -> Fraction | None:
         return None
     number, suffix = Fraction(match.group(1)), match.group(2) or ""
     if suffix in _BINARY:
-        return number * 1024 ** _BINARY[suffix]
+        return number * Fraction(1024) ** _BINARY[suffix]
     if suffix in _DECIMAL:
         return number * Fraction(10) ** _DECIMAL[suffix]
     return number * Fraction(10) ** int(suffix[1:])

@@ -8,7 +8,7 @@ Used by ``manifests.structural``, ``manifests.junctors`` and ``manifests.default
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,10 +172,11 @@ def convert_bounds(schema: Mapping[str, Any], out: dict[str, Any]) -> None:
     ``minimum: 5, exclusiveMinimum: true``. When both a bound and a numeric exclusive bound
     are given, the stricter one is kept.
     """
-    for bound, exclusive, stricter in (
+    stricter_bounds: tuple[tuple[str, str, Callable[[float, float], bool]], ...] = (
         ("minimum", "exclusiveMinimum", lambda new, old: new >= old),
         ("maximum", "exclusiveMaximum", lambda new, old: new <= old),
-    ):
+    )
+    for bound, exclusive, stricter in stricter_bounds:
         value = schema.get(exclusive)
         if isinstance(value, bool):
             if value:

@@ -103,7 +103,8 @@ def share_strings(obj: Obj, *, keys: bool = False) -> Obj:
     parsed alone, such as a watch event's; the objects of one list page share their keys
     already (the JSON parser reuses the keys of one document)."""
     if keys:
-        return _share_copy(obj)
+        copied: Obj = _share_copy(obj)
+        return copied
     _share_in_place(obj)
     return obj
 
