@@ -15,10 +15,9 @@ load was the parse of a big ``operator.yaml``).
 Where: ``$XDG_CACHE_HOME/oper8d`` or ``~/.cache/oper8d``; ``OPER8D_NO_CACHE=1`` turns it off.
 The store file name is a hash of the bundle's real path, the limits, the versions of Python,
 Jinja, PyYAML, libyaml, the schema libraries and oper8d, and a digest of oper8d's template
-and bundle packages, bundle schemas, top-level modules and Kubernetes schemas (stricter
-than the version number, which a development checkout does not change: each file's
-status, or all their contents while one changed moments ago, see ``_code_digest``); the
-file repeats that key inside. The model cache (``bundle.modelcache``) uses the same key.
+and bundle packages and bundle schemas (stricter than the version number, which a
+development checkout does not change: each file's status, or all their contents while one
+changed moments ago, see ``_code_digest``); the file repeats that key inside.
 
 The security model: the bundle author is trusted, the CR author is not, and the cache holds
 code that runs. Its files follow the rules of :mod:`oper8d.cachefiles` (a private folder,
@@ -47,7 +46,7 @@ from oper8d.template.environment import CodeEntry
 if TYPE_CHECKING:
     from oper8d.bundle.fastyaml import Parsed
 
-__all__ = ["CodeStore", "cache_key", "data_key", "open_store"]
+__all__ = ["CodeStore", "data_key", "open_store"]
 
 #: the first bytes of a store file; a new layout gets a new magic
 _MAGIC = b"oper8d-compile-cache 2\n"
@@ -168,21 +167,15 @@ def data_key(check: str, data: Any) -> str | None:
 
 
 def open_store(
-    root: Path,
-    limits: Limits,
-    environ: Mapping[str, str] | None = None,
-    *,
-    key: str | None = None,
+    root: Path, limits: Limits, environ: Mapping[str, str] | None = None
 ) -> CodeStore | None:
     """The store of the bundle at ``root`` (empty when nothing usable is stored), or None
-    when the cache is off or its folder cannot be trusted. ``key``: ``cache_key(root,
-    limits)`` when the caller has it already."""
+    when the cache is off or its folder cannot be trusted."""
     folder = trusted_cache_dir(environ)
     if folder is None:
         return None
     try:
-        if key is None:
-            key = cache_key(root, limits)
+        key = _key(root, limits)
     except (OSError, ValueError):
         return None
     store = CodeStore(folder, key, {})
@@ -190,7 +183,7 @@ def open_store(
     return CodeStore(folder, key, entries, passed, parses)
 
 
-def cache_key(root: Path, limits: Limits) -> str:
+def _key(root: Path, limits: Limits) -> str:
     """What stored code depends on besides its source: the bundle folder (one file per
     bundle), the limits, and the code that generates and runs it. Raises OSError."""
     import jinja2
@@ -215,7 +208,7 @@ def cache_key(root: Path, limits: Limits) -> str:
 #: the libraries the stored schema checks ran (``bundle/spec_schema.py``), not imported by
 #: a warm load: known without an import by the status of their package's first file,
 #: which installing another version replaces
-_LIBRARIES = ("jsonschema", "referencing", "re2", "ruamel.yaml")
+_LIBRARIES = ("jsonschema", "referencing", "re2")
 
 
 def _libraries_status() -> str:
@@ -234,27 +227,17 @@ def _libraries_status() -> str:
     return ";".join(found)
 
 
-#: the oper8d source stored results come from: (folder, file suffix); the stored bundle
-#: model (``bundle.modelcache``) also comes from oper8d's own modules (errors, limits,
-#: clock, dag ...) and the Kubernetes schemas its conditions' field paths are checked by
-_CODE = (
-    ("template", ".py"),
-    ("bundle", ".py"),
-    ("schemas", ".json"),
-    ("", ".py"),
-    ("kubeschema", ".py"),
-    ("kubeschema/data", ".gz"),
-)
+#: the oper8d source stored results come from: (folder, file suffix)
+_CODE = (("template", ".py"), ("bundle", ".py"), ("schemas", ".json"))
 #: a file whose status changed less than this before a load is not known by its status
 _SETTLED_NS = 2_000_000_000
 
 
 def _code_digest(package: Path | None = None, now_ns: int | None = None) -> str:
     """A digest of the oper8d source that stored results come from: the template package
-    (code generation, loop guards), the bundle package (validation), the bundle schemas,
-    oper8d's top-level modules and the Kubernetes schemas (``package``: the oper8d folder).
-    A change to any of them must not reuse older results, even when oper8d's version number
-    did not change (a development checkout).
+    (code generation, loop guards), the bundle package (parse, validation) and the bundle
+    schemas (``package``: the oper8d folder). A change to any of them must not reuse older
+    results, even when oper8d's version number did not change (a development checkout).
 
     The files are known by their status (name, size, inode, modification and change times
     in ns), which costs a fifth of reading and hashing them: any write to a file sets its
@@ -272,7 +255,7 @@ def _code_digest(package: Path | None = None, now_ns: int | None = None) -> str:
             for entry in entries:
                 name = entry.name
                 if name.endswith(suffix) and not name.startswith(".") and entry.is_file():
-                    found.append((f"{folder or '.'}/{name}", entry.path, entry.stat()))
+                    found.append((f"{folder}/{name}", entry.path, entry.stat()))
     found.sort()
     digest = hashlib.sha256()
     if all(now - info.st_ctime_ns >= _SETTLED_NS for _, _, info in found):

@@ -1,7 +1,6 @@
 """Compile a bundle folder into the typed, immutable ``Bundle`` model.
 
-Used by every command (validate, render, graph, run) and by the controller, through
-``load.load_bundle`` when the model cache (``bundle.modelcache``) has no model: load
+Used by every command (validate, render, graph, run) and by the controller: load
 ``operator.yaml`` and included files once (with positions), validate them against
 ``schemas/``, compile every template, check references, infer dependency edges from
 ``live()`` calls and reject cycles. All problems are collected and raised together
@@ -22,7 +21,6 @@ from oper8d.bundle.literals import (
     literal_namespace,
     text_documents,
 )
-from oper8d.bundle.load import OPERATOR_FILE, load_bundle
 from oper8d.bundle.loader import (
     BundleFiles,
     Document,
@@ -42,7 +40,6 @@ from oper8d.bundle.model import (
     ResourceSpec,
     TemporaryPatchPolicy,
 )
-from oper8d.bundle.modelcache import ModelSlot
 from oper8d.bundle.nodes import _Below, _Node
 from oper8d.bundle.parts import PartsCompiler
 from oper8d.bundle.paths import path_problems
@@ -63,29 +60,39 @@ from oper8d.kubeschema import KubeSchemas
 from oper8d.limits import Limits, bounded_work
 from oper8d.template import Expr, TemplateEngine
 
+OPERATOR_FILE = "operator.yaml"
 _T = TypeVar("_T")
 
 
-def compile_bundle(
-    root: Path,
-    limits: Limits,
+def load_bundle(
+    path: str | Path,
+    limits: Limits | None = None,
     *,
-    cache: bool,
-    builtin_schemas: KubeSchemas | None,
-    slot: ModelSlot | None,
+    cache: bool = True,
+    builtin_schemas: KubeSchemas | None = None,
 ) -> Bundle:
-    """Compile the bundle folder ``root`` (``load.load_bundle`` checked it has an
-    ``operator.yaml``); ``slot``: where to store the model (``bundle.modelcache``)."""
-    store = open_store(root, limits, key=slot.key if slot is not None else None) if cache else None
-    compiler = _Compiler(root, limits, store, builtin_schemas, record=slot is not None)
+    """Load, validate and compile the bundle at ``path`` (a folder or its operator.yaml).
+
+    ``cache``: reuse the templates' compiled code from the user's compile cache
+    (``bundle.cache``; off with ``OPER8D_NO_CACHE=1``) and keep what this load compiles.
+    ``builtin_schemas``: ``KubeSchemas.builtin()`` when the caller has it already (the
+    conditions' field paths are checked against it; loading it costs a few ms).
+    Raises ``BundleError`` listing every problem found, each with file:line:col.
+    """
+    root = Path(path)
+    if root.is_file():
+        root = root.parent
+    if not (root / OPERATOR_FILE).is_file():
+        raise BundleError(
+            Problem(f"no {OPERATOR_FILE} in {root} (a bundle is a folder with an {OPERATOR_FILE})")
+        )
+    limits = limits if limits is not None else Limits()
+    store = open_store(root, limits) if cache else None
     # the collector's passes over the compile's (acyclic, mostly) objects cost a sixth of
     # a load
     try:
         with bounded_work():
-            bundle = compiler.compile()
-            if slot is not None and compiler.files.reads is not None:
-                slot.save(bundle, compiler.templates, compiler.files.reads)
-            return bundle
+            return _Compiler(root, limits, store, builtin_schemas).compile()
     finally:
         if store is not None:
             store.save()  # also after problems: the templates that compiled are kept
@@ -98,12 +105,9 @@ class _Compiler(PartsCompiler):
         limits: Limits,
         store: CodeStore | None = None,
         builtin_schemas: KubeSchemas | None = None,
-        *,
-        record: bool = False,
     ):
-        """``record``: keep what each file read found (``BundleFiles.reads``)."""
         self.root = root
-        self.files = BundleFiles(root, record=record)
+        self.files = BundleFiles(root)
         self.builtin_schemas = builtin_schemas
         self.schemas = SchemaSet()
         self.limits = limits
@@ -486,4 +490,4 @@ def _problem_order(p: Problem) -> tuple[str, int, int]:
     return (p.pos.file, p.pos.line, p.pos.col) if p.pos else ("", 0, 0)
 
 
-__all__ = ["FORMAT_VERSION", "compile_bundle", "load_bundle"]
+__all__ = ["FORMAT_VERSION", "load_bundle"]

@@ -29,7 +29,6 @@ expanded (an alias bomb is an error, not gigabytes of memory), and a CR file rea
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import stat
@@ -176,25 +175,18 @@ class BundleFiles:
     that was most of reading a text template). A file's own name is looked at each time:
     when it is a symlink, or cannot be looked at, the path is resolved in full."""
 
-    def __init__(self, root: Path, *, record: bool = False) -> None:
-        """``record``: keep in ``reads`` what each :meth:`read` found."""
+    def __init__(self, root: Path) -> None:
         self.root = root
         self._real_root: Path | None = None
         # the real folders holding the files, as text plus "/" ("" when outside the bundle)
         self._folders: dict[PurePosixPath, str] = {}
-        #: (path as written, real path, sha256 of the bytes) of each file read, in order:
-        #: all a load learns from the file system (``bundle.modelcache`` checks them again)
-        self.reads: list[tuple[str, str, bytes]] | None = [] if record else None
 
     def read(
         self, relpath: str, file: str, *, resolve_at: SourcePos, where: SourcePos, missing: str = ""
     ) -> bytes:
         """:func:`read_regular_file` of :meth:`resolve` (at ``resolve_at``) of ``relpath``."""
         path = self.resolve(relpath, pos=resolve_at)
-        raw = read_regular_file(path, file, where, missing=missing)
-        if self.reads is not None:
-            self.reads.append((relpath, str(path), hashlib.sha256(raw).digest()))
-        return raw
+        return read_regular_file(path, file, where, missing=missing)
 
     def resolve(self, relpath: str, *, pos: SourcePos) -> Path:
         pure = _relative(relpath, pos)

@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jinja2 import Environment
-from model_cache_bundles import EXAMPLES, SAMPLES, cache_files, model_files, render
 
 from benchmarks.gen import write_bundle
 from oper8d.bundle import load_bundle
@@ -27,10 +26,28 @@ from oper8d.cachefiles import cache_dir
 from oper8d.cli.main import main
 from oper8d.errors import BundleError
 
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples" / "operators"
+#: (example bundle, sample CR) of every example
+SAMPLES = sorted(
+    (bundle.name, cr.name)
+    for bundle in EXAMPLES.iterdir()
+    if (bundle / "operator.yaml").is_file()
+    for cr in (bundle / "samples").glob("*.yaml")
+)
+
+
+def render(bundle: Path, cr: Path, cache: Path | None) -> Result:
+    """``oper8d render`` in-process; ``cache``: the XDG_CACHE_HOME, None: cache off."""
+    env = {"XDG_CACHE_HOME": str(cache), "OPER8D_NO_CACHE": ""} if cache else {}
+    if cache is None:
+        env["OPER8D_NO_CACHE"] = "1"
+    return CliRunner().invoke(main, ["render", str(bundle), "--cr", str(cr)], env=env)
+
 
 def store_files(cache: Path) -> list[Path]:
-    """The compile cache's store files (not the model cache's, ``bundle.modelcache``)."""
-    return cache_files(cache, b"oper8d-compile-cache")
+    """The compile cache's store files in the cache folder of XDG_CACHE_HOME ``cache``."""
+    return sorted((cache / "oper8d").glob("*.cache"))
 
 
 @pytest.fixture
@@ -97,12 +114,10 @@ def test_the_cache_folder_is_private_and_its_files_are_written_whole(tmp_path: P
     folder = tmp_path / "cache" / "oper8d"
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     (store,) = store_files(tmp_path / "cache")
-    (model,) = model_files(tmp_path / "cache")
     assert stat.S_IMODE(store.stat().st_mode) == 0o600
-    assert stat.S_IMODE(model.stat().st_mode) == 0o600
     # no temporary file left (besides the stores: the parsed Kubernetes schemas)
     schemas = "k8s-v1.34.4.json.gz.marshal"
-    assert sorted(p.name for p in folder.iterdir()) == sorted([store.name, model.name, schemas])
+    assert sorted(p.name for p in folder.iterdir()) == sorted([store.name, schemas])
 
 
 def test_oper8d_no_cache_neither_reads_nor_writes(tmp_path: Path) -> None:
@@ -231,14 +246,11 @@ def test_a_warm_load_reads_the_parse_of_each_unchanged_file_from_the_store(
 
 def _planted(tmp_path: Path, bundle: Path) -> Path:
     """Fill the cache, then replace every stored template's code with code that prints
-    PLANTED: what a store file written by someone else could do. The stored model
-    (``bundle.modelcache``) is removed: the next load reads the store."""
+    PLANTED: what a store file written by someone else could do."""
     cache = tmp_path / "cache"
     env_cache = {"XDG_CACHE_HOME": str(cache), "OPER8D_NO_CACHE": ""}
     load = CliRunner().invoke(main, ["validate", str(bundle)], env=env_cache)
     assert load.exit_code == 0, load.output
-    for model in model_files(cache):
-        model.unlink()
     (path,) = store_files(cache)
     body = path.read_bytes()
     magic_end = body.index(b"\n") + 1

@@ -32,18 +32,13 @@ def oper8d(
     )
 
 
-@pytest.mark.parametrize(
-    ("suffix", "magic"),
-    [(".code", b""), (".cache", b"oper8d-compile-cache"), (".cache", b"oper8d-bundle-model")],
-    ids=["dataclass-store", "compile-cache", "model-cache"],
-)
+@pytest.mark.parametrize("suffix", [".code", ".cache"], ids=["dataclass-store", "compile-cache"])
 def test_a_fifo_in_place_of_a_store_file_is_ignored_not_waited_on(
-    tmp_path: Path, suffix: str, magic: bytes
+    tmp_path: Path, suffix: str
 ) -> None:
     env = {"XDG_CACHE_HOME": str(tmp_path)}
     assert oper8d("validate", str(FANOUT), env=env).returncode == 0
-    found = (tmp_path / "oper8d").glob(f"*{suffix}")
-    (store,) = [path for path in found if path.read_bytes().startswith(magic)]
+    (store,) = (tmp_path / "oper8d").glob(f"*{suffix}")
     store.unlink()
     os.mkfifo(store, 0o600)
     done = oper8d("validate", str(FANOUT), env=env, timeout=30)  # hung before
