@@ -49,17 +49,6 @@ class CompiledString:
         object.__setattr__(self, "_in_budget", getattr(environment, "in_budget", None))
         object.__setattr__(self, "_limit", _rendered_limit(self.template))
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        # (the bundle model cache, ``bundle.modelcache``: what it is built from; the
-        # template goes by reference)
-        return CompiledString, (
-            self.source,
-            self.pos,
-            self.references,
-            self.native,
-            self.template,
-        )
-
     def at(self, pos: SourcePos) -> CompiledString:
         """The same compiled string written at ``pos``: a bundle repeats its strings, and
         this copies what construction works out (a third of planning an inline object)."""
@@ -164,19 +153,11 @@ class TextTemplate:
         self._nonce = nonce
         self.references = references
         self._template = template
-        self._source = source  # (for __reduce__)
         self._lines = source.splitlines()
         self._documents = DocumentCache(file, cache_size, scalar_tags)
 
     def __repr__(self) -> str:
         return f"TextTemplate({self.file!r})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # (the bundle model cache, ``bundle.modelcache``: what it is built from; the
-        # template, the nonce and the scalar tags go by reference to the loading engine's)
-        documents = self._documents
-        args = (self._source, self.references, self._nonce, documents._size, documents._scalar_tags)
-        return TextTemplate, (self.file, self._template, *args)
 
     def render_text(self, context: Mapping[str, Any]) -> str:
         """The rendered text as the template prints it, values in place (for showing it;

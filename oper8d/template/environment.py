@@ -129,9 +129,6 @@ class TemplateEngine:
         # position
         self._strings: dict[str, CompiledString] = {}
         self._bare_expressions: dict[str, tuple[frozenset[str], Template]] = {}
-        # id of each template made -> (it, its code-cache key, its module code): how the
-        # bundle model cache (``bundle.modelcache``) stores a template, by its code
-        self._origins: dict[int, tuple[Template, str, CodeType]] = {}
 
     # -- public API ---------------------------------------------------------------------
 
@@ -216,7 +213,7 @@ class TemplateEngine:
             references = live_references(ast)
             code = self._code(ast, problem, SourcePos(file), file, self._text_env)
             self._remember(key, (False, references, code))
-            template = self._from_code(code, self._text_env, key)
+            template = self._from_code(code, self._text_env)
         return TextTemplate(
             file, template, source, references, self._nonce, scalar_tags=self._scalar_tags
         )
@@ -251,7 +248,7 @@ class TemplateEngine:
         else:
             code = self._code(ast, problem, pos)
         self._remember(key, (native, references, code))
-        template = self._from_code(code, self._env, key)
+        template = self._from_code(code, self._env)
         return CompiledString(source, pos, references, native=native, template=template)
 
     def _compile_bare_expression(self, source: str, pos: SourcePos) -> CompiledString:
@@ -291,7 +288,7 @@ class TemplateEngine:
         references = live_references(expression)
         code = self._native_code(expression, problem, pos)
         self._remember(key, (True, references, code))
-        template = self._from_code(code, self._env, key)
+        template = self._from_code(code, self._env)
         return CompiledString(source, pos, references, native=True, template=template)
 
     def _native_code(
@@ -322,37 +319,12 @@ class TemplateEngine:
         )
         return code
 
-    def _from_code(self, code: CodeType, env: Environment, key: str) -> Template:
+    def _from_code(self, code: CodeType, env: Environment) -> Template:
         # The environment's own globals dict rather than the ChainMap from_string builds:
         # a context is created per rendered string, and copying a ChainMap's keys into the
         # context doubled the cost of rendering an inline object.
         template = env.template_class.from_code(env, code, env.globals, None)
-        self._origins[id(template)] = (template, key, code)
         return template
-
-    # -- the bundle model cache (``bundle.modelcache``) -----------------------------------
-
-    def shared(self) -> dict[str, object]:
-        """The engine's objects its compiled templates refer to, by name: a stored model
-        refers to them by name and gets the loading process's engine's own."""
-        return {
-            "env": self._env,
-            "text_env": self._text_env,
-            "globals": self._env.globals,
-            "nonce": self._nonce,
-            "scalar_tags": self._scalar_tags,
-        }
-
-    def made(self) -> list[tuple[Template, str, CodeType]]:
-        """Every template this engine made, with the code-cache key and module code it was
-        made from."""
-        return list(self._origins.values())
-
-    def restore(self, key: str, code: CodeType) -> Template:
-        """The template of ``code`` (the module code ``made`` lists with ``key``) in this
-        engine, as compiling its source here would have made it."""
-        env = self._text_env if key.startswith("text\0") else self._env
-        return self._from_code(code, env, key)
 
     def _cached(self, key: str, env: Environment) -> tuple[bool, frozenset[str], Template] | None:
         """The template an earlier process compiled from the same source, if kept."""
@@ -361,7 +333,7 @@ class TemplateEngine:
             return None
         native, references, code = entry
         try:
-            return native, references, self._from_code(code, env, key)
+            return native, references, self._from_code(code, env)
         except Exception:  # not the code it should be: compile it again
             return None
 

@@ -54,7 +54,6 @@ class TreeTemplate:
         "_constant",
         "_environment",
         "_globals",
-        "_plan",
         "_render",
         "is_static",
         "pos",
@@ -89,11 +88,9 @@ class TreeTemplate:
             render = _skeleton(plain, leaves) if leaves else None
         if planner.problems:
             raise BundleError(planner.problems)
-        compiled = None if leaves is not None else tuple(planner.compiled)
         # (a templated string was compiled whenever there is a renderer: an environment)
         environment = planner.environment
         self._assign(pos, frozenset(planner.references), plain, render, environment, globals)
-        self._plan = (plain, leaves, compiled)
 
     def _assign(
         self,
@@ -104,9 +101,7 @@ class TreeTemplate:
         environment: Environment | None,
         globals: Mapping[str, Any],
     ) -> None:
-        """Set what a compile or a stored plan (``_restored_tree``) works out. ``_plan``,
-        set beside, is what ``__reduce__`` stores: the object, the skeleton's strings or
-        else every string the general plan compiled, in the order it compiled them."""
+        """Set what a compile works out."""
         self.pos = pos
         self.references = references
         self.is_static = render is None
@@ -114,21 +109,6 @@ class TreeTemplate:
         self._render = render
         self._environment = environment
         self._globals = globals
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # (the bundle model cache, ``bundle.modelcache``: the plan, not its closures;
-        # the strings' templates and the environment go by reference)
-        plain, leaves, compiled = self._plan
-        blob = marshal.dumps(plain, _NO_SHARING)
-        return _restored_tree, (
-            self.pos,
-            self.references,
-            blob,
-            leaves,
-            compiled,
-            self._environment,
-            self._globals,
-        )
 
     def __repr__(self) -> str:
         return f"TreeTemplate({self.pos}, static={self.is_static})"
@@ -199,36 +179,6 @@ def _skeleton(
     return render_skeleton
 
 
-def _restored_tree(
-    pos: SourcePos,
-    references: frozenset[str],
-    blob: bytes,
-    leaves: list[tuple[Path, CompiledString]] | None,
-    compiled: tuple[CompiledString, ...] | None,
-    environment: Environment | None,
-    globals: Mapping[str, Any],
-) -> TreeTemplate:
-    """A ``TreeTemplate`` as ``TreeTemplate.__reduce__`` describes it: the skeleton from
-    its strings, the general plan by planning again with the strings already compiled."""
-    plain = marshal.loads(blob)  # (a copy of its own: the closures below keep it)
-    if leaves is None:
-        strings = iter(compiled or ())
-
-        def replay(text: str, _pos: SourcePos) -> CompiledString:
-            found = next(strings)
-            if found.source != text:
-                raise ValueError("a stored plan does not match its object")
-            return found
-
-        render = _Planner(pos, {}, replay).plan(plain, ())
-    else:
-        render = _skeleton(plain, leaves, blob) if leaves else None
-    tree = object.__new__(TreeTemplate)
-    tree._assign(pos, references, plain, render, environment, globals)
-    tree._plan = (plain, leaves, compiled)
-    return tree
-
-
 class _TemplatedKey(Exception):
     """A key holds a template: the object takes the general plan."""
 
@@ -293,8 +243,6 @@ class _Planner:
         self._compile_string = compile_string
         self.references: set[str] = set()
         self.problems: list[Problem] = []
-        #: the strings compiled, in order (``TreeTemplate.__reduce__``)
-        self.compiled: list[CompiledString] = []
         #: the environment the strings were compiled in (None while there is none)
         self.environment: Environment | None = None
 
@@ -337,7 +285,6 @@ class _Planner:
             return None
         self.references |= compiled.references
         self.environment = compiled.template.environment
-        self.compiled.append(compiled)
         return compiled
 
     def _below(self, value: Any, path: Path, step: str | int) -> Renderer | None:
