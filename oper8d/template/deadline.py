@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
+from typing import Any
 
 from oper8d.limits import LimitExceeded
 
@@ -88,7 +89,9 @@ class Watchdog:
         self._wake_at = float("inf")  # when the thread wakes up next, if it runs
         self._thread: threading.Thread | None = None
         self._local = threading.local()  # .entry: the outermost armed entry of a thread
-        self._set_async_exc, self._clear_async_exc = _async_exc_functions()
+        # ``PyThreadState_SetAsyncExc`` through ctypes, set up when first needed: importing
+        # ctypes costs milliseconds, and nearly every render ends in time
+        self._async_exc: tuple[Any, Any] | None = None
         self._exceptions: dict[float, type[HardDeadlineExceeded]] = {}
 
     def deadline(self, seconds: float, exception: type[BaseException] | None = None) -> Deadline:
@@ -140,7 +143,7 @@ class Watchdog:
         but not yet raised is taken back. Safe to call twice."""
         with self._lock:
             if entry.state == _FIRED:
-                self._clear_async_exc(entry.thread, None)
+                self._functions()[1](entry.thread, None)
             elif entry.state == _ARMED:
                 self._armed -= 1
             entry.state = _DONE
@@ -178,8 +181,14 @@ class Watchdog:
         """Set the entry's exception in its thread (the lock held: the block is running)."""
         entry.state = _FIRED
         self._armed -= 1
-        if self._set_async_exc(entry.thread, entry.exception) > 1:  # cannot happen: undo it
-            self._clear_async_exc(entry.thread, None)
+        set_exc, clear_exc = self._functions()
+        if set_exc(entry.thread, entry.exception) > 1:  # cannot happen: undo it
+            clear_exc(entry.thread, None)
+
+    def _functions(self) -> tuple[Any, Any]:
+        if self._async_exc is None:
+            self._async_exc = _async_exc_functions()
+        return self._async_exc
 
 
 def _async_exc_functions() -> tuple[
@@ -187,7 +196,7 @@ def _async_exc_functions() -> tuple[
 ]:
     """``PyThreadState_SetAsyncExc(thread id, exception class or NULL)``, twice: to set an
     exception, and to take one back (NULL, which a ``py_object`` argument cannot be)."""
-    import ctypes  # (here: it costs milliseconds to import, and only a render needs it)
+    import ctypes  # (here: it costs milliseconds to import, and only a late render needs it)
 
     name = ("PyThreadState_SetAsyncExc", ctypes.pythonapi)
     set_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.py_object)(name)
