@@ -29,6 +29,7 @@ from oper8d.engine.patch import (
 )
 from oper8d.engine.session import Session, generated_secret_name
 from oper8d.errors import ConfigError, ReconcileError, RolloutError
+from oper8d.kinds import group_of
 from oper8d.limits import LimitExceeded
 from oper8d.logs import mark_secret
 from oper8d.objects import Obj
@@ -304,10 +305,14 @@ Identity = tuple[str, str, str | None, str]
 
 def _identity(obj: Obj, default_namespace: str | None) -> Identity:
     """(API group, kind, namespace, name): what the API server keys an object by (two
-    versions of one group are one object)."""
+    versions of one group are one object). ``obj`` has passed ``check_declared``."""
     meta = obj["metadata"]
-    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-    return group, str(obj.get("kind")), meta.get("namespace") or default_namespace, meta["name"]
+    return (
+        group_of(obj["apiVersion"]),
+        str(obj.get("kind")),
+        meta.get("namespace") or default_namespace,
+        meta["name"],
+    )
 
 
 def _describe(key: Identity) -> str:
