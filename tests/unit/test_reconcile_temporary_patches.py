@@ -195,3 +195,42 @@ def test_an_unparseable_annotation_is_a_config_error(h: Harness) -> None:
     assert ready["reason"] == "ConfigError"
     assert "oper8.org/temporary-patches" in ready["message"]
     assert result.status_written
+
+
+def annotate(h: Harness, value: str) -> None:
+    def change(cr: Obj) -> None:
+        cr["metadata"].setdefault("annotations", {})["oper8.org/temporary-patches"] = value
+
+    h.edit_cr(change)
+
+
+MALFORMED = {
+    "an array": "[1,2]",
+    "a string": '"debug"',
+    "a number": "1",
+    "null": "null",
+    "an entry that is not an object": '{"debug": 1}',
+    "an entry that is an array": '{"debug": [1]}',
+    "a name that is not one": '{"../debug": {}}',
+    "a timestamp that is not a string": '{"debug": {"timestamp": 5}}',
+    "JSON nested past the interpreter's depth": "[" * 100_000,
+}
+
+
+@pytest.mark.parametrize("value", MALFORMED.values(), ids=MALFORMED.keys())
+def test_a_malformed_annotation_is_a_config_error_on_the_cr_and_nothing_is_applied(
+    h: Harness, value: str
+) -> None:
+    temporary_patch(h, "debug", DEBUG)
+    h.set_spec(replicas=3)  # a change the next reconcile would apply
+    annotate(h, value)
+    before = {verb: h.cluster.requests[verb] for verb in ("apply", "create", "update", "delete")}
+    result = h.reconcile()  # (before the fix: AttributeError or TypeError, at every attempt)
+    ready = condition(h.cr(), "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "ConfigError")
+    assert "annotation oper8.org/temporary-patches" in ready["message"]
+    assert "Traceback" not in ready["message"]
+    assert result.status_written
+    after = {verb: h.cluster.requests[verb] for verb in before}
+    assert after == before, "nothing of the rollout is applied"
+    assert container(h)["env"] == [{"name": "MODE", "value": "normal"}]
