@@ -40,7 +40,6 @@ from oper8d.bundle.model import (
     ForEach,
     RequeueSpec,
     ResourceSpec,
-    TemporaryPatchPolicy,
 )
 from oper8d.bundle.modelcache import ModelSlot
 from oper8d.bundle.nodes import _Below, _Node
@@ -243,12 +242,7 @@ class _Compiler(PartsCompiler):
             delete_components=bool(finalize_node.get("deleteComponents", True)),
         )
         requeue = self._requeue(node.child("requeue"))
-        tp = node.child("temporaryPatches")
-        policy = TemporaryPatchPolicy(
-            enabled=bool(tp.get("enabled", True)),
-            allowed_kinds=tuple(tp.get("allowedKinds") or ()),
-            allowed_types=tuple(tp.get("allowedTypes") or ("patchStrategicMerge", "patchJson6902")),
-        )
+        policy = self._temporary_patches(node.child("temporaryPatches"))
         edges = infer_edges(
             component_nodes,
             components,

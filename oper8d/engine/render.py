@@ -230,8 +230,7 @@ class Renderer:
         self, comp: ComponentSpec, item: RenderedObject, ctx: dict[str, Any], matched: set[int]
     ) -> Obj:
         """``item``'s object with the component's patches that target it (their indexes
-        added to ``matched``), then the CR's TemporaryPatches (when the policy allows its
-        kind)."""
+        added to ``matched``), then the CR's TemporaryPatches, within the bundle's policy."""
         obj = item.obj
         for index, patch in enumerate(comp.patches):
             if patch.target_resource and patch.target_resource != item.resource.name:
@@ -258,15 +257,10 @@ class Renderer:
                     raise
                 raise ConfigError(err.message, pos=patch.pos, field=err.field) from err
             check_identity_preserved(before, obj, source=str(patch.pos))
-        if self.temporary_patches and self._patchable(obj):
-            obj = apply_temporary_patches(obj, item.internal, self.temporary_patches)
+        if self.temporary_patches:  # (only when the bundle turns them on)
+            policy = self.session.controller.temporary_patches
+            obj = apply_temporary_patches(obj, item.internal, self.temporary_patches, policy)
         return obj
-
-    def _patchable(self, obj: Obj) -> bool:
-        policy = self.session.controller.temporary_patches
-        if not policy.enabled:
-            return False
-        return not policy.allowed_kinds or obj.get("kind") in policy.allowed_kinds
 
 
 def checked_against_schema(session: Session, obj: Obj, res: ResourceSpec, internal: str) -> Obj:
