@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from oper8d.cli.main import main
 from oper8d.cluster.kube_discovery import Discovery, group_path
 from oper8d.cluster.memory import MemoryCluster
+from oper8d.engine.deploy import INVENTORY_ANNOTATION, inventory_of
 from oper8d.errors import BundleError, ClusterError
 from oper8d.kinds import api_version_problem, parse_api_version
 
@@ -218,3 +219,28 @@ def test_an_extra_rbac_kind_must_be_an_apiversion(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2, result.output
     assert "invalid apiVersion '../api/v1'" in result.output
+
+
+def test_the_inventory_annotation_names_only_kinds_that_parse(tmp_path: Path) -> None:
+    """Whoever may edit a CR may edit its inventory annotation, whose kinds are listed
+    and pruned: a key that is not <apiVersion>/<Kind> is ignored, never sent."""
+    body = """
+components:
+  - name: c
+    resources:
+      - name: cm
+        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: "{{ scoped_name('cm') }}"}}
+"""
+    h = Harness(build(tmp_path, body))
+    h.create({})
+    h.settle()
+
+    def inject(cr: dict[str, Any]) -> None:
+        annotations = cr["metadata"]["annotations"]
+        annotations[INVENTORY_ANNOTATION] += ",../api/v1/Secret,apps/v1/x/Deployment,v1/"
+
+    h.edit_cr(inject)
+    assert inventory_of(h.cr()) == ["v1/ConfigMap"]
+    result = h.settle()  # (before: a ValueError, or a list sent to /apis/../api/v1)
+    assert result.error is None
+    assert condition(h.cr(), "Ready")["status"] == "True"
