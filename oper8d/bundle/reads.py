@@ -249,13 +249,13 @@ def undeclared_calls(
 ) -> Iterator[Problem]:
     """Validate-time check: calls whose constant arguments no render can make allowed."""
     for call in calls:
-        if call.api_version is None or call.kind is None:
-            continue
-        api_version, kind = call.api_version, call.kind
-        problem = api_version_problem(api_version)
+        problem = None if call.api_version is None else api_version_problem(call.api_version)
         if problem is not None:  # a render would refuse it: say so now, at the call
             yield Problem(f"lookup(): {problem}", call.pos)
             continue
+        if call.api_version is None or call.kind is None:
+            continue
+        api_version, kind = call.api_version, call.kind
         scoped = cluster_scoped(bundle, controller.reads, api_version, kind)
         candidates = [
             r

@@ -168,9 +168,11 @@ def test_a_constant_lookup_of_a_bad_apiversion_is_a_bundle_problem_at_its_line(
     tmp_path: Path,
 ) -> None:
     body = LOOKUP_WHAT_THE_CR_NAMES.replace("spec.api", "'../api/v1'")
-    text = problems(tmp_path, body)
+    text = problems(tmp_path / "a", body)
     assert "invalid apiVersion '../api/v1'" in text
     assert "operator.yaml:" in text
+    computed_kind = body.replace("'Secret'", "spec.kind")
+    assert "invalid apiVersion '../api/v1'" in problems(tmp_path / "b", computed_kind)
 
 
 @pytest.mark.parametrize("api_version", ["../api/v1", "apps/v1/x", "Apps/v1"])
