@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -77,9 +78,60 @@ def path_segment_problem(value: str) -> str | None:
     return None
 
 
+#: a version as the API server accepts one: a DNS-1035 label (CRD ``versions[].name`` and
+#: APIService ``spec.version`` are validated so): ``v1``, ``v1beta2``, ``v2alpha1``
+_VERSION = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+#: a group of 253 characters, a slash and a version of 63
+_LONGEST = 253 + 1 + 63
+
+
+def parse_api_version(api_version: object) -> tuple[str, str]:
+    """``apps/v1`` -> ``("apps", "v1")``; ``v1`` -> ``("", "v1")`` (the core group).
+
+    The one reading of an apiVersion: every read, write, URL and RBAC rule goes through
+    it, so no two places can disagree on a kind's group. A group is a DNS-1123 subdomain
+    and a version a DNS-1035 label of at most 63 characters, as the API server requires of
+    the groups and versions it serves; anything else (``../api/v1``, ``apps/v1/x``, ``V1``,
+    an empty string) raises ValueError saying why, so it never reaches a request path,
+    where ``/apis/../api/v1`` would become the core group's."""
+    if not isinstance(api_version, str):
+        raise ValueError(f"apiVersion must be a string, got {type(api_version).__name__}")
+    if len(api_version) > _LONGEST:  # (not kept in the cache: a CR may send megabytes)
+        raise ValueError(f"invalid apiVersion {api_version[:60]!r}...: too long")
+    parsed = _parse_api_version(api_version)
+    if isinstance(parsed, str):
+        raise ValueError(parsed)
+    return parsed
+
+
+def api_version_problem(api_version: object) -> str | None:
+    """Why ``api_version`` is not an apiVersion (see :func:`parse_api_version`), or None."""
+    try:
+        parse_api_version(api_version)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_api_version(text: str) -> tuple[str, str] | str:
+    """``(group, version)``, or why ``text`` is not an apiVersion (cached: every object
+    read and written asks, with a handful of distinct values)."""
+    group, slash, version = text.rpartition("/")
+    why = None
+    if not _VERSION.fullmatch(version) or len(version) > 63:
+        why = f"{version!r} is not a version (a DNS-1035 label: v1, v1beta2, v2alpha1)"
+    elif slash and not is_dns_subdomain(group):
+        why = f"{group!r} is not an API group (a DNS subdomain: lower case, digits, '-', '.')"
+    if why is not None:
+        return f"invalid apiVersion {text!r}: {why}; write `v1` or `<group>/<version>`"
+    return group, version
+
+
 def group_of(api_version: str) -> str:
-    """``apps/v1`` -> ``apps``; ``v1`` -> ``""`` (the core group)."""
-    return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+    """``apps/v1`` -> ``apps``; ``v1`` -> ``""`` (the core group). Raises ValueError for
+    what is not an apiVersion (:func:`parse_api_version`)."""
+    return parse_api_version(api_version)[0]
 
 
 def ref_of(obj: dict[str, Any]) -> str:

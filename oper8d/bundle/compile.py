@@ -38,7 +38,6 @@ from oper8d.bundle.model import (
     ForEach,
     RequeueSpec,
     ResourceSpec,
-    TemporaryPatchPolicy,
 )
 from oper8d.bundle.nodes import _Below, _Node
 from oper8d.bundle.parts import PartsCompiler
@@ -56,6 +55,7 @@ from oper8d.bundle.schema_messages import suggest
 from oper8d.bundle.validate import SchemaSet, check_spec_schema
 from oper8d.clock import parse_duration
 from oper8d.errors import BundleError, Problem, SourcePos
+from oper8d.kinds import api_version_problem
 from oper8d.kubeschema import KubeSchemas
 from oper8d.limits import Limits, bounded_work
 from oper8d.template import Expr, TemplateEngine
@@ -246,12 +246,7 @@ class _Compiler(PartsCompiler):
             delete_components=bool(finalize_node.get("deleteComponents", True)),
         )
         requeue = self._requeue(node.child("requeue"))
-        tp = node.child("temporaryPatches")
-        policy = TemporaryPatchPolicy(
-            enabled=bool(tp.get("enabled", True)),
-            allowed_kinds=tuple(tp.get("allowedKinds") or ()),
-            allowed_types=tuple(tp.get("allowedTypes") or ("patchStrategicMerge", "patchJson6902")),
-        )
+        policy = self._temporary_patches(node.child("temporaryPatches"))
         edges = infer_edges(
             component_nodes,
             components,
@@ -448,10 +443,16 @@ class _Compiler(PartsCompiler):
                 return None
             self._calls.text(text, ref.value)
             kinds = literal_kinds(text_documents(text))
-        for declared in node.child("kinds").items():
-            pair = (declared.get("apiVersion"), declared.get("kind"))
-            if pair not in kinds:
-                kinds.append(pair)
+        declared_kinds = [
+            (d.get("apiVersion"), d.get("kind"), d.pos) for d in node.child("kinds").items()
+        ]
+        for api_version, kind, pos in [(a, k, node.pos) for a, k in kinds] + declared_kinds:
+            problem = api_version_problem(api_version)
+            if problem is not None:  # a kind no request, write or RBAC rule can name
+                self._problem(f"resource '{node.get('name')}' renders {kind}: {problem}", pos)
+                return None
+            if (api_version, kind) not in kinds:
+                kinds.append((api_version, kind))
         if not kinds:
             self._problem(
                 f"resource '{node.get('name')}' computes its apiVersion and kind in a template: "

@@ -13,6 +13,7 @@ import re
 from typing import Any, TypeGuard
 
 from oper8d.errors import SourcePos
+from oper8d.kinds import api_version_problem, group_of
 from oper8d.template import Expr
 
 __all__ = ["literal_identity", "literal_kinds", "literal_namespace", "text_documents"]
@@ -63,7 +64,9 @@ def literal_identity(obj: Any) -> tuple[str, str, str | None, str] | None:
     if len(plain) != 3 + (namespace is not None):
         return None
     api_version, kind, name = (str(v) for v in values)
-    return api_version.rpartition("/")[0], kind, namespace, name
+    if api_version_problem(api_version) is not None:
+        return None  # (the compile reports it)
+    return group_of(api_version), kind, namespace, name
 
 
 def _literal(value: Any) -> TypeGuard[str]:

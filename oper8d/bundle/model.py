@@ -182,11 +182,15 @@ class RequeueSpec:
 
 @dataclass(frozen=True)
 class TemporaryPatchPolicy:
-    """Which temporary patches a CR may ask for."""
+    """What TemporaryPatches may change of what a controller deploys: nothing unless the
+    bundle turns them on (``temporaryPatches.enabled``); then objects of ``allowed_kinds``
+    only, and of those only fields at or below ``allowed_paths`` (field path keys; ``*``
+    is any one key or list index). Enforced by ``engine.patch.bounds``."""
 
-    enabled: bool = True
-    allowed_kinds: tuple[str, ...] = ()  # empty: every kind the controller deploys
+    enabled: bool = False
+    allowed_kinds: tuple[str, ...] = ()
     allowed_types: tuple[str, ...] = ("patchStrategicMerge", "patchJson6902")
+    allowed_paths: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -283,6 +287,16 @@ class Bundle:
     controllers: tuple[ControllerSpec, ...]
     operator_version: str | None = None
     description: str | None = None
+
+    @property
+    def temporary_patch_targets(self) -> frozenset[tuple[str, str]]:
+        """(apiVersion, kind) of the CRs whose controllers turn TemporaryPatches on: the
+        TemporaryPatch controller, its watch, its CRD and its RBAC exist only for them."""
+        return frozenset(
+            (c.resource.api_version, c.resource.kind)
+            for c in self.controllers
+            if c.temporary_patches.enabled
+        )
 
     def controller_for(self, api_version: str, kind: str) -> ControllerSpec | None:
         for c in self.controllers:

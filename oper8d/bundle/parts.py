@@ -1,5 +1,6 @@
 """The parts of a controller that ``bundle.compile`` builds from small nodes: readiness rules,
-``leaveToOthers`` field paths, patches and hooks (a mixin of its ``_Compiler``).
+``leaveToOthers`` field paths, patches, hooks and the temporary patch policy (a mixin of
+its ``_Compiler``).
 
 Kept apart so ``compile.py`` holds the walk over the bundle (controllers, components,
 resources) and this module the leaves; both report through the compiler's problem list.
@@ -10,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from oper8d.bundle.model import HookSpec, LeaveField, PatchSpec, ReadyRule, ResourceSpec
+from oper8d.bundle.model import (
+    HookSpec,
+    LeaveField,
+    PatchSpec,
+    ReadyRule,
+    ResourceSpec,
+    TemporaryPatchPolicy,
+)
 from oper8d.bundle.nodes import _Node
 from oper8d.errors import SourcePos
 from oper8d.fieldpaths import parse_field_path
@@ -36,6 +44,37 @@ class PartsCompiler:
         def _guard(self, fn: Callable[..., _T], *args: Any, **kw: Any) -> _T | None: ...
         def _positions(self, node: _Node) -> Mapping[PathKey, SourcePos]: ...
         def _resource(self, node: _Node, component: str | None) -> ResourceSpec | None: ...
+
+    def _temporary_patches(self, node: _Node) -> TemporaryPatchPolicy:
+        """``temporaryPatches:``: off unless ``enabled``; turned on, it must list the kinds
+        and the field paths patches may change (an empty list would allow nothing, and
+        "everything" was how hostNetwork and privileged containers got in)."""
+        enabled = node.get("enabled", False) is True
+        paths = []
+        for item in node.child("allowedPaths").items():
+            path = parse_field_path(str(item.value))
+            if path is None:
+                self._problem(
+                    f"temporaryPatches.allowedPaths: '{item.value}' is not a dotted field "
+                    "path (spec.replicas, spec.template.spec.containers[*].resources, "
+                    "metadata.annotations[example.com/debug])",
+                    item.pos,
+                )
+                continue
+            paths.append(path)
+        for key, example in (("allowedKinds", "[Deployment]"), ("allowedPaths", "[spec.replicas]")):
+            if enabled and not node.get(key):
+                self._problem(
+                    f"temporaryPatches is enabled but lists no `{key}`: list what a "
+                    f"TemporaryPatch may change (`{key}: {example}`)",
+                    node.pos,
+                )
+        return TemporaryPatchPolicy(
+            enabled=enabled,
+            allowed_kinds=tuple(node.get("allowedKinds") or ()),
+            allowed_types=tuple(node.get("allowedTypes") or TemporaryPatchPolicy.allowed_types),
+            allowed_paths=tuple(paths),
+        )
 
     def _field_paths(self, node: _Node) -> tuple[LeaveField, ...]:
         """``leaveToOthers:`` entries (a path, or ``{path, when}``); an empty segment

@@ -8,7 +8,7 @@ declares the read (``reads:`` in operator.yaml, ``model.ReadSpec``):
 * ``find_calls`` finds the ``lookup()`` and ``random_string()`` calls of template sources
   (compile; the arguments that are constants are kept);
 * ``undeclared_calls`` is the validate-time check: a call whose constant arguments can
-  never be allowed is a bundle problem;
+  never be allowed (or whose apiVersion is not one) is a bundle problem;
 * ``refusal`` is the render-time check used by ``engine.session``.
 
 Used by ``bundle.compile``, ``engine.session`` and ``manifests.rbac``.
@@ -26,7 +26,7 @@ from jinja2.parser import Parser
 
 from oper8d.bundle.model import Bundle, ControllerSpec, LookupCall, ReadSpec
 from oper8d.errors import Problem, SourcePos
-from oper8d.kinds import group_of, is_cluster_scoped
+from oper8d.kinds import api_version_problem, group_of, is_cluster_scoped
 from oper8d.template import ReadingEnvironment
 
 #: the positional parameters of lookup(), in order
@@ -47,6 +47,10 @@ def parse_reads(entries: Any, pos_of: Any) -> tuple[list[ReadSpec], list[Problem
             names=tuple(entry.get("names") or ()),
             scope=entry.get("scope"),
         )
+        problem = api_version_problem(read.api_version)
+        if problem is not None:  # no group to match reads and RBAC rules by
+            problems.append(Problem(problem, read.pos))
+            continue
         known = is_cluster_scoped(read.api_version, read.kind)
         if read.scope == "Namespaced" and known:
             problems.append(Problem(f"{read.kind} is cluster-scoped: remove `scope`", read.pos))
@@ -245,6 +249,10 @@ def undeclared_calls(
 ) -> Iterator[Problem]:
     """Validate-time check: calls whose constant arguments no render can make allowed."""
     for call in calls:
+        problem = None if call.api_version is None else api_version_problem(call.api_version)
+        if problem is not None:  # a render would refuse it: say so now, at the call
+            yield Problem(f"lookup(): {problem}", call.pos)
+            continue
         if call.api_version is None or call.kind is None:
             continue
         api_version, kind = call.api_version, call.kind

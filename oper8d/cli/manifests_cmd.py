@@ -20,6 +20,7 @@ from oper8d.cli.inputs import (
     load_bundle_or_exit,
 )
 from oper8d.errors import BundleError
+from oper8d.kinds import api_version_problem
 
 #: a namespace name: an RFC 1123 label
 _NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -44,9 +45,11 @@ def _extra_kinds(
     kinds = []
     for text in value:
         api_version, _, kind = text.rpartition("/")
-        if not api_version or not _KIND.match(kind) or api_version.count("/") > 1:
+        problem = api_version_problem(api_version)
+        if problem is not None or not _KIND.match(kind):
             raise click.BadParameter(
-                f"{text!r} is not apiVersion/Kind (e.g. apps/v1/Deployment or v1/ConfigMap)",
+                f"{text!r} is not apiVersion/Kind (e.g. apps/v1/Deployment or v1/ConfigMap)"
+                + (f": {problem}" if problem and _KIND.match(kind) else ""),
                 param=param,
             )
         kinds.append((api_version, kind))

@@ -183,7 +183,8 @@ def _namespace_names(
 @click.option(
     "--install-crds",
     is_flag=True,
-    help="Create or update the bundle's CRDs (and the TemporaryPatch CRD) before starting.",
+    help="Create or update the bundle's CRDs (and the TemporaryPatch CRD, when the bundle "
+    "turns temporary patches on) before starting.",
 )
 @click.option(
     "--log-format",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from oper8d.cluster.kube_transport import KubeTransport
 from oper8d.errors import ClusterError
-from oper8d.kinds import path_segment_problem
+from oper8d.kinds import parse_api_version, path_segment_problem
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,14 @@ def _check_segment(kind: str, what: str, value: str) -> None:
 
 
 def group_path(api_version: str) -> str:
-    """``/api/v1`` for the core group, ``/apis/<group>/<version>`` otherwise."""
-    return "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    """``/api/v1`` for the core group, ``/apis/<group>/<version>`` otherwise. A 400
+    ClusterError, before any request, for what is not an apiVersion: the HTTP client
+    would normalise ``/apis/../api/v1/namespaces/ns/secrets/x`` into a core read."""
+    try:
+        group, version = parse_api_version(api_version)
+    except ValueError as err:
+        raise ClusterError(str(err), status=400) from err
+    return f"/apis/{group}/{version}" if group else f"/api/{version}"
 
 
 class Discovery:
@@ -69,7 +75,8 @@ class Discovery:
         self.fetches = 0
 
     def resource(self, api_version: str, kind: str) -> Resource:
-        """The resource serving ``kind`` in ``api_version``; refreshes once on a miss."""
+        """The resource serving ``kind`` in ``api_version``; refreshes once on a miss.
+        A 400 ClusterError when ``api_version`` is not one (:func:`group_path`)."""
         known = self._by_version.get(api_version)
         if known is not None and kind in known:
             return known[kind]
@@ -92,8 +99,9 @@ class Discovery:
                 self._by_version.pop(api_version, None)
 
     def _fetch(self, api_version: str) -> dict[str, Resource]:
+        path = group_path(api_version)  # (raises before any request)
         try:
-            listing = self._transport.request("GET", group_path(api_version))
+            listing = self._transport.request("GET", path)
         except ClusterError as err:
             if err.status != 404:
                 raise

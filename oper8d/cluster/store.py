@@ -48,6 +48,15 @@ from oper8d.objects import Obj
 _FIRST_CLUSTER_IP = int(ipaddress.IPv4Address("10.96.0.0"))
 
 
+def _group_of(api_version: Any, kind: Any) -> str:
+    """The group of ``api_version``; a ClusterError when it is not an apiVersion, as the
+    real client refuses it before sending (``cluster.kube_discovery``)."""
+    try:
+        return group_of(api_version)
+    except ValueError as err:
+        raise ClusterError(f"{kind}: {err}", status=400) from err
+
+
 def _unsafe(value: Any) -> bool:
     """``kinds.path_segment_problem`` would refuse ``value`` (a test holds the two to the
     same answer), answered without building its message."""
@@ -115,7 +124,7 @@ class Store(DeletionMixin):
                 problem = path_segment_problem(value) if isinstance(value, str) else None
                 if problem is not None:  # a real client refuses it before sending
                     raise ClusterError(f"{kind}: invalid {what}: {problem}", status=400)
-        group = group_of(api_version)
+        group = _group_of(api_version, kind)
         if not self.kinds.namespaced(group, kind):
             return (group, kind, "", name)
         if not namespace:
@@ -138,7 +147,7 @@ class Store(DeletionMixin):
         self, api_version: str, kind: str, namespace: str | None, selector: Selector
     ) -> list[Obj]:
         found = []
-        for key in self._index.select(group_of(api_version), kind, namespace, selector):
+        for key in self._index.select(_group_of(api_version, kind), kind, namespace, selector):
             obj = self._objects[key].obj
             if selector.matches(obj["metadata"].get("labels")):
                 found.append(out(obj, api_version))

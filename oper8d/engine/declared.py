@@ -3,8 +3,9 @@
 The bundle author is trusted, the CR author is not. Whatever a CR holds, the rollout
 applies only objects the bundle declared:
 
-- every rendered object is a mapping with a string ``apiVersion`` and ``kind`` and a
-  ``metadata.name`` that is a non-empty string (:func:`check_shape`, right after render);
+- every rendered object is a mapping with an ``apiVersion`` of Kubernetes' grammar
+  (``kinds.parse_api_version``), a string ``kind`` and a ``metadata.name`` that is a
+  non-empty string (:func:`check_shape`, right after render, and again after patches);
 - its (apiVersion, kind) is one the resource declares: written literally in the inline
   object or text template, or listed in the resource's ``kinds:``;
 - a namespaced object lives in the CR's namespace, or in the namespace the resource
@@ -22,7 +23,7 @@ from typing import Any
 
 from oper8d.bundle.model import ResourceSpec
 from oper8d.errors import ConfigError
-from oper8d.kinds import is_cluster_scoped
+from oper8d.kinds import api_version_problem, is_cluster_scoped
 
 __all__ = ["check_declared", "check_identity", "check_shape"]
 
@@ -40,6 +41,7 @@ def check_declared(
     ``ctx`` is the template context the resource rendered in; ``bundle_config`` the
     bundle's own config, which alone may decide a declared namespace (a CR's config
     overrides may not: ``bundle.placement``)."""
+    check_shape(obj, res, internal)  # again: patches ran since the render
     namespace = cr_namespace
     if res.namespace is not None:
         namespace = res.namespace.evaluate(ctx)
@@ -75,7 +77,7 @@ def check_shape(obj: Any, res: ResourceSpec, internal: str) -> None:
     meta = obj.get("metadata") if type(obj) is dict else None
     if (
         type(meta) is dict
-        and _nonempty_str(obj.get("apiVersion"))
+        and api_version_problem(obj.get("apiVersion")) is None
         and _nonempty_str(obj.get("kind"))
         and _nonempty_str(meta.get("name"))
         and isinstance(meta.get("namespace"), str | None)
@@ -103,6 +105,10 @@ def check_shape(obj: Any, res: ResourceSpec, internal: str) -> None:
     namespace = meta.get("namespace") if isinstance(meta, dict) else None
     if namespace is not None and not isinstance(namespace, str):
         wrong.append(f"metadata.namespace is a {type(namespace).__name__}, not a string")
+    if "apiVersion" not in missing and isinstance(fields["apiVersion"], str):
+        problem = api_version_problem(fields["apiVersion"])
+        if problem is not None:
+            wrong.append(problem)
     if missing:
         wrong.insert(0, f"it has no {', '.join(missing)}")
     if wrong:
@@ -116,8 +122,8 @@ def check_identity(
     obj: dict[str, Any], res: ResourceSpec, internal: str, namespace: str | None
 ) -> None:
     """``obj`` is of a kind ``res`` declares and in the namespace it may use: the CR's, or
-    ``namespace`` when the resource declares one (evaluated by the caller)."""
-    check_shape(obj, res, internal)
+    ``namespace`` when the resource declares one (evaluated by the caller); ``obj`` has
+    passed :func:`check_shape`."""
     api_version, kind = obj["apiVersion"], obj["kind"]
     name = obj["metadata"]["name"]
     if (api_version, kind) not in res.kinds:

@@ -34,7 +34,7 @@ from oper8d.engine.leave import FieldPath, update_body, without
 from oper8d.engine.ownership import refuse_foreign
 from oper8d.errors import ClusterError, PreconditionError
 from oper8d.fieldpaths import format_field_path, parse_field_path
-from oper8d.kinds import group_of, is_cluster_scoped
+from oper8d.kinds import api_version_problem, group_of, is_cluster_scoped
 from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
 
 log = logging.getLogger("oper8d.deploy")
@@ -322,8 +322,17 @@ def component_of(obj: Obj) -> str | None:
 
 
 def inventory_of(cr: Obj) -> list[str]:
+    """The kinds (``kind_key``) the CR's inventory annotation names. Whoever may edit the
+    CR may edit the annotation, and its kinds become lists and deletes: a key that is not
+    ``<apiVersion>/<Kind>`` (``../api/v1/Secret``) is not one oper8d wrote, and is
+    ignored rather than sent."""
     value = ((cr.get("metadata") or {}).get("annotations") or {}).get(INVENTORY_ANNOTATION, "")
-    return sorted(k for k in value.split(",") if k)
+    keys = (k.rpartition("/") for k in str(value).split(","))
+    return sorted(
+        f"{api_version}/{kind}"
+        for api_version, _, kind in keys
+        if kind.isascii() and kind.isalnum() and api_version_problem(api_version) is None
+    )
 
 
 def content_hash(obj: Obj) -> str:

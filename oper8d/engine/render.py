@@ -29,6 +29,7 @@ from oper8d.engine.patch import (
 )
 from oper8d.engine.session import Session, generated_secret_name
 from oper8d.errors import ConfigError, ReconcileError, RolloutError
+from oper8d.kinds import group_of
 from oper8d.limits import LimitExceeded
 from oper8d.logs import mark_secret
 from oper8d.objects import Obj
@@ -229,8 +230,7 @@ class Renderer:
         self, comp: ComponentSpec, item: RenderedObject, ctx: dict[str, Any], matched: set[int]
     ) -> Obj:
         """``item``'s object with the component's patches that target it (their indexes
-        added to ``matched``), then the CR's TemporaryPatches (when the policy allows its
-        kind)."""
+        added to ``matched``), then the CR's TemporaryPatches, within the bundle's policy."""
         obj = item.obj
         for index, patch in enumerate(comp.patches):
             if patch.target_resource and patch.target_resource != item.resource.name:
@@ -257,15 +257,10 @@ class Renderer:
                     raise
                 raise ConfigError(err.message, pos=patch.pos, field=err.field) from err
             check_identity_preserved(before, obj, source=str(patch.pos))
-        if self.temporary_patches and self._patchable(obj):
-            obj = apply_temporary_patches(obj, item.internal, self.temporary_patches)
+        if self.temporary_patches:  # (only when the bundle turns them on)
+            policy = self.session.controller.temporary_patches
+            obj = apply_temporary_patches(obj, item.internal, self.temporary_patches, policy)
         return obj
-
-    def _patchable(self, obj: Obj) -> bool:
-        policy = self.session.controller.temporary_patches
-        if not policy.enabled:
-            return False
-        return not policy.allowed_kinds or obj.get("kind") in policy.allowed_kinds
 
 
 def checked_against_schema(session: Session, obj: Obj, res: ResourceSpec, internal: str) -> Obj:
@@ -304,10 +299,14 @@ Identity = tuple[str, str, str | None, str]
 
 def _identity(obj: Obj, default_namespace: str | None) -> Identity:
     """(API group, kind, namespace, name): what the API server keys an object by (two
-    versions of one group are one object)."""
+    versions of one group are one object). ``obj`` has passed ``check_declared``."""
     meta = obj["metadata"]
-    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-    return group, str(obj.get("kind")), meta.get("namespace") or default_namespace, meta["name"]
+    return (
+        group_of(obj["apiVersion"]),
+        str(obj.get("kind")),
+        meta.get("namespace") or default_namespace,
+        meta["name"],
+    )
 
 
 def _describe(key: Identity) -> str:

@@ -26,7 +26,7 @@ from oper8d.engine.config import get_path
 from oper8d.engine.kubecheck import KindWarnings
 from oper8d.engine.ownership import refuse_foreign
 from oper8d.errors import ConfigError, PreconditionError
-from oper8d.kinds import path_segment_problem
+from oper8d.kinds import api_version_problem, path_segment_problem
 from oper8d.kubeschema import KubeSchemas
 from oper8d.logs import mark_secret, mark_sensitive
 from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
@@ -264,6 +264,9 @@ class Session:
             namespace is None or isinstance(namespace, str)
         ):
             raise UndeclaredRead(f"{call}: apiVersion, kind, name and namespace are strings")
+        problem = api_version_problem(api_version)
+        if problem is not None:  # before the rule below reads a group from it, or a URL
+            raise UndeclaredRead(f"{call}: {problem}")
         for what, value in (("name", name), ("namespace", namespace or None)):
             problem = "it is empty" if value == "" else value and path_segment_problem(value)
             if problem:  # refused here, at the template's line, before any request

@@ -1,4 +1,5 @@
-"""Install a bundle's CRDs (and the TemporaryPatch CRD) into a cluster and wait until the
+"""Install a bundle's CRDs (and the TemporaryPatch CRD, when the bundle turns temporary
+patches on) into a cluster and wait until the
 API server serves them. Used by ``oper8d run --install-crds`` and integration tests."""
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ def install_crds(
     Waiting polls the CRD's conditions (a handful of reads during start-up, not a reconcile
     path); ``wait`` is injectable for tests.
     """
-    crds = [crd_for(c) for c in bundle.controllers] + [temporary_patch_crd()]
+    crds = [crd_for(c) for c in bundle.controllers]
+    if bundle.temporary_patch_targets:
+        crds.append(temporary_patch_crd())
     for crd in crds:
         cluster.apply(crd, field_manager=field_manager, force=True)
     names = [c["metadata"]["name"] for c in crds]

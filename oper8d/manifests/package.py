@@ -2,7 +2,8 @@
 
 ``operator_manifests(bundle, options)`` lists: the operator's Namespace (unless it is
 ``default`` or a ``kube-*`` one, which exist already and must never be deleted with
-``kubectl delete -f``), the bundle's CRDs and the TemporaryPatch CRD, the ServiceAccount,
+``kubectl delete -f``), the bundle's CRDs and the TemporaryPatch CRD (when the bundle
+turns temporary patches on), the ServiceAccount,
 the RBAC (``manifests.rbac``), the bundle ConfigMap and the Deployment
 (``manifests.deployment``). ``render_stream`` writes them as one YAML stream;
 ``write_folder`` as one file per object (``NN-kind-name.yaml``) plus a
@@ -93,7 +94,8 @@ def operator_manifests(bundle: Bundle, options: InstallOptions) -> list[Manifest
     if not _PREEXISTING_NAMESPACES.match(namespace):
         out.append(Manifest(namespace_object(namespace, labels)))
     out += [Manifest(crd_for(c)) for c in bundle.controllers]
-    out.append(Manifest(temporary_patch_crd()))
+    if bundle.temporary_patch_targets:
+        out.append(Manifest(temporary_patch_crd()))
     out.append(Manifest(service_account(name, namespace, labels)))
     permissions = required_permissions(bundle, extra_kinds=options.extra_kinds)
     rbac = rbac_objects(

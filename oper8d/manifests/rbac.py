@@ -18,7 +18,8 @@ tests/integration/test_rbac_minimal.py shows on a real API server that each verb
   ``random_string()`` (the ``<cr>-oper8d-generated`` Secret), the deploy verbs when it
   deploys Secrets, ``get`` for declared reads;
 * ConfigMaps: ``get`` (the config-defaults ConfigMap a CR may name, in its namespace);
-  TemporaryPatches: ``get/list/watch/update``; ``events.k8s.io`` Events: ``create``;
+  TemporaryPatches: ``get/list/watch/update``, only when a controller turns them on
+  (``temporaryPatches.enabled``); ``events.k8s.io`` Events: ``create``;
 * a resource declaring a namespace known before any CR (``namespace: monitoring``, or a
   template of the bundle's config): its deploy verbs in that namespace too, so an operator
   watching only some namespaces can write there;
@@ -164,8 +165,9 @@ def required_permissions(
             verbs |= METHOD_VERBS[method]
         needs.add(api_version, kind, verbs)
     needs.add("v1", "ConfigMap", {"get"})
-    tp_api_version = f"{TEMPORARY_PATCH_GROUP}/{TEMPORARY_PATCH_VERSION}"
-    needs.add(tp_api_version, "TemporaryPatch", TEMPORARY_PATCHES)
+    if bundle.temporary_patch_targets:
+        tp_api_version = f"{TEMPORARY_PATCH_GROUP}/{TEMPORARY_PATCH_VERSION}"
+        needs.add(tp_api_version, "TemporaryPatch", TEMPORARY_PATCHES)
     needs.add("events.k8s.io/v1", "Event", EVENT_WRITE)
     if any(not c.resource.namespaced for c in bundle.controllers):
         needs.note(

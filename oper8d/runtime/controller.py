@@ -33,6 +33,7 @@ from oper8d.cluster.base import ClusterReader
 from oper8d.engine.fingerprint import ChangeTracker
 from oper8d.engine.reconcile import ReconcileResult
 from oper8d.errors import ReconcileError
+from oper8d.kinds import api_version_problem, group_of
 from oper8d.logs import cr_key, new_reconcile_id, reconcile_context
 from oper8d.objects import OWNER_LABEL, Obj
 from oper8d.runtime.events import EventRecorder
@@ -145,8 +146,9 @@ class ControllerRuntime:
         meta = obj.get("metadata") or {}
         kind = self.spec.resource
         for ref in meta.get("ownerReferences") or []:
-            group = ref.get("apiVersion", "").split("/")[0]
-            if ref.get("kind") == kind.kind and group == kind.group:
+            if ref.get("kind") != kind.kind or api_version_problem(ref.get("apiVersion")):
+                continue
+            if group_of(ref["apiVersion"]) == kind.group:
                 return (meta.get("namespace") if kind.namespaced else None, ref["name"])
         uid = (meta.get("labels") or {}).get(OWNER_LABEL)
         if uid:

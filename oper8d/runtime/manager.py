@@ -266,8 +266,12 @@ class Manager:
         self._temporary_patches()
 
     def _temporary_patches(self) -> None:
-        """The TemporaryPatch controller, when its CRD is installed."""
+        """The TemporaryPatch controller, when a controller of the bundle turns temporary
+        patches on and their CRD is installed: for those controllers' CRs only."""
         self.tp_queue: WorkQueue | None = None
+        targets = set(self.bundle.temporary_patch_targets)
+        if not targets:
+            return  # off: no watch of TemporaryPatches, and no RBAC for one
         try:
             self.api.resource(TP_API_VERSION, TP_KIND)
         except ClusterError as err:
@@ -275,7 +279,6 @@ class Manager:
                 raise
             log.info("TemporaryPatch CRD not installed: temporary patches are off")
             return
-        targets = {(c.resource.api_version, c.resource.kind) for c in self.bundle.controllers}
         self.tp_sync = TemporaryPatchSync(self.api, targets=targets, clock=self.options.clock)
         self.tp_queue = WorkQueue(clock=self.options.clock)
         for ns in self._scopes(True):

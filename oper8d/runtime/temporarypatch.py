@@ -16,7 +16,8 @@ from typing import Any, Protocol
 
 from oper8d.clock import Clock, SystemClock, rfc3339
 from oper8d.engine.config import TEMPORARY_PATCHES_ANNOTATION
-from oper8d.errors import ClusterError
+from oper8d.engine.temporary_patches import announced_patches
+from oper8d.errors import ClusterError, ConfigError
 from oper8d.objects import Obj
 
 log = logging.getLogger("oper8d.temporarypatch")
@@ -91,10 +92,12 @@ class TemporaryPatchSync:
 
         def edit(meta: dict[str, Any]) -> None:
             annotations = meta.setdefault("annotations", {})
+            raw = annotations.get(TEMPORARY_PATCHES_ANNOTATION) or "{}"
             try:
-                entries = json.loads(annotations.get(TEMPORARY_PATCHES_ANNOTATION) or "{}")
-            except json.JSONDecodeError:
-                entries = {}
+                announced_patches(raw)  # (its shape: a list here would fail the worker)
+                entries = json.loads(raw)
+            except ConfigError:
+                entries = {}  # malformed: written again from the patches, as the CR needs
             change(entries)
             if entries:
                 annotations[TEMPORARY_PATCHES_ANNOTATION] = json.dumps(entries, sort_keys=True)

@@ -234,7 +234,9 @@ def wait(ex: Example, what: str, probe: Callable[[], Any], timeout: float = 180.
 def informers(ex: Example) -> None:
     """The lists and watches the manager's informers start for this controller."""
     spec = ex.bundle.controllers[0]
-    watched: list[tuple[str, str, str | None]] = [(*ex.kind, None), (*TP, None)]
+    watched: list[tuple[str, str, str | None]] = [(*ex.kind, None)]
+    if spec.temporary_patches.enabled:  # (else the manager does not watch them)
+        watched.append((*TP, None))
     watched += [(api_version, kind, OWNED_SELECTOR) for api_version, kind in owned_kinds(spec)]
     for api_version, kind, selector in watched:
         # a cluster-wide operator's informers watch all namespaces
@@ -291,16 +293,18 @@ def event(ex: Example) -> None:
     recorder.record(cr, type_="Normal", reason="Test", note="rbac test", action="Reconcile")
 
 
-#: a resource of each example a TemporaryPatch changes: internal name, kind
+#: a resource of each example that turns temporary patches on (only webapp: they are off
+#: unless a bundle turns them on) a TemporaryPatch changes: internal name, kind
 PATCHED = {
     "webapp": ("app.deployment", "apps/v1", "Deployment", "hello-app"),
-    "stateful": ("app.deployment", "apps/v1", "Deployment", "notes-app"),
-    "fanout": ("queue-config.configmap", "v1", "ConfigMap", "pool-queue"),
 }
 
 
 def temporary_patch(ex: Example) -> None:
-    """Add a TemporaryPatch, see it applied, delete it, see it released."""
+    """Add a TemporaryPatch, see it applied, delete it, see it released; nothing for an
+    example that leaves temporary patches off (it has no rule on them either)."""
+    if not ex.bundle.controllers[0].temporary_patches.enabled:
+        return
     internal, api_version, kind, target = PATCHED[ex.name]
     component, resource = internal.split(".")
     name = ex.cr["metadata"]["name"]

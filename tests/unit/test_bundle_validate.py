@@ -132,6 +132,7 @@ controllers:
     temporaryPatches:
       enabled: true
       allowedKinds: [Deployment]
+      allowedPaths: [spec.replicas, "spec.template.spec.containers[*].resources"]
       allowedTypes: [patchStrategicMerge, patchJson6902]
 """
 

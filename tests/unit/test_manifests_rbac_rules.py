@@ -37,9 +37,10 @@ EVENTS = ("create",)
 
 #: what every operator needs besides the kinds it deploys
 COMMON = {
-    ("oper8.org", "temporarypatches"): CR,
     ("events.k8s.io", "events"): EVENTS,
 }
+#: only for a bundle that turns temporary patches on (webapp; the others leave them off)
+TEMPORARY_PATCHES = {("oper8.org", "temporarypatches"): CR}
 
 EXPECTED = {
     "webapp": {
@@ -52,6 +53,7 @@ EXPECTED = {
         ("demo.oper8d.io", "webapps/status"): STATUS,
         ("demo.oper8d.io", "webapps/finalizers"): ("update",),
         **COMMON,
+        **TEMPORARY_PATCHES,
     },
     "stateful": {
         ("", "configmaps"): ("get",),

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from oper8d.bundle.model import TemporaryPatchPolicy
 from oper8d.engine.patch import (
     TemporaryPatchRef,
     apply_temporary_patches,
@@ -16,6 +17,12 @@ from oper8d.engine.patch import (
     route_strategic_patch,
 )
 from oper8d.errors import ConfigError
+
+#: a policy that lets every patch here through, so these tests see routing and order alone
+#: (test_patch_bounds.py tests the policy)
+OPEN = TemporaryPatchPolicy(
+    enabled=True, allowed_kinds=("Deployment",), allowed_paths=(("metadata",), ("spec",))
+)
 
 
 def deployment() -> dict[str, Any]:
@@ -84,7 +91,7 @@ def test_temporary_patches_apply_oldest_first_whatever_their_list_order() -> Non
     newer = smp_ref("b-newer", {"app": {"deployment": {"spec": {"replicas": 5}}}}, "2024-02-01")
     older = smp_ref("z-older", {"app": {"deployment": {"spec": {"replicas": 3}}}}, "2024-01-01")
 
-    result = apply_temporary_patches(deployment(), "app.deployment", [newer, older])
+    result = apply_temporary_patches(deployment(), "app.deployment", [newer, older], OPEN)
 
     assert result["spec"]["replicas"] == 5
 
@@ -93,7 +100,7 @@ def test_temporary_patches_with_the_same_timestamp_apply_in_name_order() -> None
     second = smp_ref("b", {"app": {"deployment": {"spec": {"replicas": 5}}}})
     first = smp_ref("a", {"app": {"deployment": {"spec": {"replicas": 3}}}})
 
-    result = apply_temporary_patches(deployment(), "app.deployment", [second, first])
+    result = apply_temporary_patches(deployment(), "app.deployment", [second, first], OPEN)
 
     assert result["spec"]["replicas"] == 5
 
@@ -105,7 +112,7 @@ def test_strategic_temporary_patches_use_the_objects_merge_keys() -> None:
         }
     }
 
-    result = apply_temporary_patches(deployment(), "app.deployment", [smp_ref("p", patch)])
+    result = apply_temporary_patches(deployment(), "app.deployment", [smp_ref("p", patch)], OPEN)
 
     assert result["spec"]["template"]["spec"]["containers"] == [
         {"name": "sidecar"},
@@ -117,7 +124,7 @@ def test_json6902_temporary_patches_are_routed_then_applied() -> None:
     ops = [{"op": "replace", "path": "/spec/replicas", "value": 4}]
     refs = [json_ref("p", {"app": {"deployment": ops}}), json_ref("q", {"app": {"other": ops}})]
 
-    result = apply_temporary_patches(deployment(), "app.deployment", refs)
+    result = apply_temporary_patches(deployment(), "app.deployment", refs, OPEN)
 
     assert result["spec"]["replicas"] == 4
 
@@ -129,7 +136,7 @@ def test_patches_that_address_other_objects_leave_the_object_as_it_is() -> None:
         json_ref("q", {"app": {"service": [{"op": "remove", "path": "/spec"}]}}),
     ]
 
-    assert apply_temporary_patches(original, "app.deployment", refs) is original
+    assert apply_temporary_patches(original, "app.deployment", refs, OPEN) is original
 
 
 def test_applying_temporary_patches_never_changes_the_object_or_the_patches() -> None:
@@ -145,7 +152,7 @@ def test_applying_temporary_patches_never_changes_the_object_or_the_patches() ->
     ]
     original_before, refs_before = copy.deepcopy(original), copy.deepcopy(refs)
 
-    result = apply_temporary_patches(original, "app.deployment", refs)
+    result = apply_temporary_patches(original, "app.deployment", refs, OPEN)
 
     assert original == original_before
     assert refs == refs_before
@@ -168,7 +175,7 @@ def test_a_temporary_patch_that_changes_identity_is_refused_naming_the_patch(
     ref = smp_ref("rename", {"app": {"deployment": patch}})
 
     with pytest.raises(ConfigError, match=re.escape(f"TemporaryPatch ns/rename changes {field}")):
-        apply_temporary_patches(deployment(), "app.deployment", [ref])
+        apply_temporary_patches(deployment(), "app.deployment", [ref], OPEN)
 
 
 def test_a_failing_json6902_temporary_patch_names_the_patch_and_the_op() -> None:
@@ -176,14 +183,14 @@ def test_a_failing_json6902_temporary_patch_names_the_patch_and_the_op() -> None
     ref = json_ref("broken", {"app": {"deployment": ops}})
 
     with pytest.raises(ConfigError, match=r"TemporaryPatch ns/broken: .*operation 0"):
-        apply_temporary_patches(deployment(), "app.deployment", [ref])
+        apply_temporary_patches(deployment(), "app.deployment", [ref], OPEN)
 
 
 def test_an_unknown_patch_type_is_a_config_error() -> None:
     ref = TemporaryPatchRef("p", "ns", "patchMerge", {}, "2024")  # type: ignore[arg-type]
 
     with pytest.raises(ConfigError, match="TemporaryPatch ns/p: unknown patchType 'patchMerge'"):
-        apply_temporary_patches(deployment(), "app.deployment", [ref])
+        apply_temporary_patches(deployment(), "app.deployment", [ref], OPEN)
 
 
 # -- identity ----------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ import pytest
 from bundles import API_VERSION, KIND, Harness, build, condition
 
 from oper8d.cluster.base import Obj
+from oper8d.errors import BundleError
+from oper8d.manifests.package import InstallOptions, operator_manifests
 
 BUNDLE = """
 components:
@@ -38,17 +40,25 @@ components:
           kind: ConfigMap
           metadata: {name: "{{ scoped_name('config') }}"}
           data: {a: "1"}
-temporaryPatches:
-  allowedKinds: [Deployment]
 """
+POLICY = """
+temporaryPatches:
+  enabled: true
+  allowedKinds: [Deployment]
+  allowedPaths: [spec.replicas, "spec.template.spec.containers[*].env"]
+"""
+
+
+def harness(tmp_path: Path, body: str) -> Harness:
+    h = Harness(build(tmp_path, body))
+    h.create({})
+    h.settle()
+    return h
 
 
 @pytest.fixture
 def h(tmp_path: Path) -> Harness:
-    h = Harness(build(tmp_path, BUNDLE))
-    h.create({})
-    h.settle()
-    return h
+    return harness(tmp_path, BUNDLE + POLICY)
 
 
 def temporary_patch(
@@ -168,11 +178,64 @@ def test_a_temporary_patch_for_another_cr_is_ignored(h: Harness) -> None:
     assert condition(h.cr(), "Ready")["reason"] == "Stable"
 
 
-def test_a_temporary_patch_of_a_kind_not_allowed_is_not_applied(h: Harness) -> None:
+def test_a_temporary_patch_of_a_kind_not_allowed_is_refused(h: Harness) -> None:
     temporary_patch(h, "cm", {"config": {"cm": {"data": {"a": "2"}}}})
     announce(h, "cm")
     h.reconcile()
     assert h.get("ConfigMap", "demo-config")["data"] == {"a": "1"}  # type: ignore[index]
+    ready = condition(h.cr(), "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "ConfigError")
+    assert "TemporaryPatch default/cm patches config.cm, a ConfigMap" in ready["message"]
+
+
+def test_temporary_patches_are_off_unless_the_bundle_turns_them_on(tmp_path: Path) -> None:
+    h = harness(tmp_path, BUNDLE)
+    temporary_patch(h, "debug", DEBUG)
+    announce(h, "debug")
+    h.reconcile()
+    assert container(h)["env"] == [{"name": "MODE", "value": "normal"}]
+    assert condition(h.cr(), "Ready")["reason"] == "Stable"
+
+
+ESCAPES = {
+    "hostNetwork": ({"spec": {"hostNetwork": True}}, "spec.template.spec.hostNetwork"),
+    "privileged": (
+        {"spec": {"containers": [{"name": "app", "securityContext": {"privileged": True}}]}},
+        "spec.template.spec.containers[0].securityContext",
+    ),
+    "hostPath": (
+        {"spec": {"volumes": [{"name": "root", "hostPath": {"path": "/"}}]}},
+        "spec.template.spec.volumes",
+    ),
+}
+
+
+@pytest.mark.parametrize(("template", "path"), ESCAPES.values(), ids=ESCAPES.keys())
+def test_a_temporary_patch_beyond_the_allowed_paths_is_refused_naming_the_path(
+    h: Harness, template: dict[str, Any], path: str
+) -> None:
+    temporary_patch(h, "escape", {"app": {"deployment": {"spec": {"template": template}}}})
+    announce(h, "escape")
+    h.set_spec(replicas=3)  # (a change the reconcile would apply)
+    writes = h.cluster.writes
+    h.reconcile()
+    ready = condition(h.cr(), "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "ConfigError")
+    assert f"TemporaryPatch default/escape changes {path} of app.deployment" in ready["message"]
+    live = h.get("Deployment", "demo-app", "apps/v1")
+    assert live is not None
+    pod = live["spec"]["template"]["spec"]
+    assert not pod.get("hostNetwork") and not pod.get("volumes")
+    assert "securityContext" not in pod["containers"][0]
+    assert h.cluster.writes - writes <= 1, "only the CR's status is written"
+
+
+def test_an_extra_owner_reference_is_refused(h: Harness) -> None:
+    owner = {"apiVersion": "v1", "kind": "Namespace", "name": "default", "uid": "u"}
+    temporary_patch(h, "owner", {"app": {"deployment": {"metadata": {"ownerReferences": [owner]}}}})
+    announce(h, "owner")
+    h.reconcile()
+    assert "changes metadata.ownerReferences" in condition(h.cr(), "Ready")["message"]
 
 
 def test_an_announced_patch_that_does_not_exist_is_skipped(h: Harness) -> None:
@@ -195,3 +258,76 @@ def test_an_unparseable_annotation_is_a_config_error(h: Harness) -> None:
     assert ready["reason"] == "ConfigError"
     assert "oper8.org/temporary-patches" in ready["message"]
     assert result.status_written
+
+
+def annotate(h: Harness, value: str) -> None:
+    def change(cr: Obj) -> None:
+        cr["metadata"].setdefault("annotations", {})["oper8.org/temporary-patches"] = value
+
+    h.edit_cr(change)
+
+
+MALFORMED = {
+    "an array": "[1,2]",
+    "a string": '"debug"',
+    "a number": "1",
+    "null": "null",
+    "an entry that is not an object": '{"debug": 1}',
+    "an entry that is an array": '{"debug": [1]}',
+    "a name that is not one": '{"../debug": {}}',
+    "a timestamp that is not a string": '{"debug": {"timestamp": 5}}',
+    "JSON nested past the interpreter's depth": "[" * 100_000,
+}
+
+
+@pytest.mark.parametrize("value", MALFORMED.values(), ids=MALFORMED.keys())
+def test_a_malformed_annotation_is_a_config_error_on_the_cr_and_nothing_is_applied(
+    h: Harness, value: str
+) -> None:
+    temporary_patch(h, "debug", DEBUG)
+    h.set_spec(replicas=3)  # a change the next reconcile would apply
+    annotate(h, value)
+    before = {verb: h.cluster.requests[verb] for verb in ("apply", "create", "update", "delete")}
+    result = h.reconcile()  # (before the fix: AttributeError or TypeError, at every attempt)
+    ready = condition(h.cr(), "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "ConfigError")
+    assert "annotation oper8.org/temporary-patches" in ready["message"]
+    assert "Traceback" not in ready["message"]
+    assert result.status_written
+    after = {verb: h.cluster.requests[verb] for verb in before}
+    assert after == before, "nothing of the rollout is applied"
+    assert container(h)["env"] == [{"name": "MODE", "value": "normal"}]
+
+
+@pytest.mark.parametrize(
+    ("policy", "problem"),
+    [
+        ("{enabled: true, allowedPaths: [spec]}", "lists no `allowedKinds`"),
+        ("{enabled: true, allowedKinds: [Deployment]}", "lists no `allowedPaths`"),
+        (
+            "{enabled: true, allowedKinds: [Deployment], allowedPaths: ['spec..replicas']}",
+            "'spec..replicas' is not a dotted field path",
+        ),
+    ],
+)
+def test_turned_on_the_policy_must_say_what_patches_may_change(
+    tmp_path: Path, policy: str, problem: str
+) -> None:
+    with pytest.raises(BundleError) as caught:
+        build(tmp_path, BUNDLE + f"temporaryPatches: {policy}\n")
+    assert problem in str(caught.value)
+    assert "operator.yaml:" in str(caught.value)
+
+
+def test_without_temporary_patches_the_manifests_have_no_crd_or_rule_for_them(
+    tmp_path: Path,
+) -> None:
+    def manifests(body: str) -> list[dict[str, Any]]:
+        bundle = build(tmp_path / str(hash(body)), body)
+        return [m.obj for m in operator_manifests(bundle, InstallOptions())]
+
+    def mentions(objs: list[dict[str, Any]]) -> bool:
+        return "temporarypatches" in json.dumps(objs)
+
+    assert not mentions(manifests(BUNDLE))
+    assert mentions(manifests(BUNDLE + POLICY))

@@ -35,7 +35,9 @@ BUNDLE = (
     + configmap("web", data="{mode: normal}")
     + """\
 temporaryPatches:
+  enabled: true
   allowedKinds: [ConfigMap]
+  allowedPaths: [data]
 """
 )
 LEASE = ("default", "demo-oper8d")
@@ -72,7 +74,7 @@ Start = Callable[..., Manager]
 def start(tmp_path: Path, api: MemoryApi, clock: FakeClock) -> Iterator[Start]:
     managers: list[Manager] = []
 
-    def run(**options: object) -> Manager:
+    def run(body: str = BUNDLE, **options: object) -> Manager:
         opts = ManagerOptions(
             metrics_bind_address=None,
             health_probe_bind_address=None,
@@ -81,7 +83,8 @@ def start(tmp_path: Path, api: MemoryApi, clock: FakeClock) -> Iterator[Start]:
             max_concurrent_reconciles=2,
             **options,  # type: ignore[arg-type]
         )
-        manager = Manager(build(tmp_path, BUNDLE), api, opts)
+        folder = tmp_path if body == BUNDLE else tmp_path / "other"
+        manager = Manager(build(folder, body), api, opts)
         managers.append(manager)
         manager.start()
         return manager
@@ -243,6 +246,15 @@ def test_a_temporary_patch_is_announced_on_its_target_and_applied(
     assert set(json.loads(announced)) == {"debug"}
     patch = api.get(TP_API_VERSION, TP_KIND, "debug", NAMESPACE)
     assert patch is not None and patch["metadata"]["finalizers"] == [FINALIZER]
+
+
+def test_without_temporary_patches_turned_on_they_are_not_watched(
+    start: Start, api: MemoryApi
+) -> None:
+    api.serve(TP_API_VERSION, TP_KIND)  # the CRD is installed, for another operator
+    manager = start(body=BUNDLE.split("temporaryPatches:")[0])
+    assert manager.tp_queue is None
+    assert not [key for key in manager.informers if key[0] == f"{TP_API_VERSION}/{TP_KIND}"]
 
 
 def test_a_graceful_stop_lets_the_reconcile_in_flight_finish_before_releasing_the_lease(

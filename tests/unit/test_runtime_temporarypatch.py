@@ -177,3 +177,14 @@ def test_endless_conflicts_end_in_a_409_to_retry_later(api: MemoryCluster) -> No
     with pytest.raises(ClusterError) as info:
         sync_for(Conflicting(api, conflicts=100)).sync(NS, "debug")
     assert info.value.status == 409
+
+
+@pytest.mark.parametrize("value", ["[1,2]", '"x"', '{"debug": 1}', "null"])
+def test_an_annotation_of_another_shape_is_replaced_by_the_patches(
+    api: MemoryCluster, value: str
+) -> None:
+    create_target(api, annotations={TEMPORARY_PATCHES_ANNOTATION: value})
+    create_patch(api, "debug")
+    sync_for(api).sync(NS, "debug")  # (before: a TypeError that ended the worker)
+
+    assert set(entries(api) or {}) == {"debug"}

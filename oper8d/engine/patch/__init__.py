@@ -7,6 +7,7 @@ Used by ``engine.rollout`` on every render. Modules:
 - ``mergekeys``: the merge keys of built-in kinds' lists, as data;
 - ``jsonpatch6902``: JSON Patch (RFC 6902) with copy-on-write;
 - ``identity``: patches may not rename or re-kind an object;
+- ``bounds``: a TemporaryPatch changes only the kinds and fields the bundle's policy lists;
 - ``route``: TemporaryPatch bodies routed by internal name, applied oldest first.
 
 Results share untouched subtrees with the object patched (copying only what a

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from oper8d.bundle.model import TemporaryPatchPolicy
+from oper8d.engine.patch.bounds import check_within_policy
 from oper8d.engine.patch.identity import check_identity_preserved
 from oper8d.engine.patch.jsonpatch6902 import json_patch
 from oper8d.errors import ConfigError
@@ -67,13 +69,17 @@ def route_json6902_patch(body: Any, internal_name: str) -> list[dict[str, Any]] 
 
 
 def apply_temporary_patches(
-    obj: dict[str, Any], internal_name: str, patches: list[TemporaryPatchRef]
+    obj: dict[str, Any],
+    internal_name: str,
+    patches: list[TemporaryPatchRef],
+    policy: TemporaryPatchPolicy,
 ) -> dict[str, Any]:
     """``obj`` with every patch that addresses ``internal_name`` applied, oldest first.
 
     Returns ``obj`` itself when no patch addresses it, else a new dict (sharing
     untouched subtrees with ``obj``). Raises ConfigError naming the TemporaryPatch
-    when a patch is malformed, fails, or changes the object's identity.
+    when a patch is malformed, fails, changes the object's identity, or changes what
+    the bundle's ``policy`` does not allow (``patch.bounds``).
     """
     result = obj
     for ref in sorted(patches, key=lambda p: (p.timestamp, p.name)):
@@ -84,6 +90,7 @@ def apply_temporary_patches(
         if patched is None:
             continue
         check_identity_preserved(result, patched, source=ref.source)
+        check_within_policy(result, patched, policy, source=ref.source, internal_name=internal_name)
         result = patched
     return result
 
