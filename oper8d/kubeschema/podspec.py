@@ -137,14 +137,20 @@ def _container(
 
 
 def pod_spec_problems(
-    spec: Any, path: Path, restart: tuple[str, ...] | None, pod: bool, errors: Errors
+    spec: Any,
+    path: Path,
+    restart: tuple[str, ...] | None,
+    pod: bool,
+    errors: Errors,
+    claims: tuple[str, ...] = (),
 ) -> None:
     """Append the problems of one pod spec at ``path``. ``restart``: the restart policies
     the owning kind allows (None: any the schema allows); ``pod``: a Pod itself, whose
-    images must not have surrounding whitespace (templates are not checked for that)."""
+    images must not have surrounding whitespace (templates are not checked for that);
+    ``claims``: volume names the owner adds (a StatefulSet's claim templates)."""
     if not isinstance(spec, dict):
         return
-    volumes: set[str] | None = set()
+    volumes: set[str] | None = set(claims)
     for _, volume in _dicts(spec.get("volumes")):
         name = volume.get("name")
         if isinstance(name, str) and volumes is not None:

@@ -42,11 +42,25 @@ def _at(obj: Any, *path: str) -> Any:
     return obj
 
 
-def _pods(path: Path, restart: tuple[str, ...] | None, pod: bool = False) -> Rule:
+def _pods(
+    path: Path, restart: tuple[str, ...] | None, pod: bool = False, claims: bool = False
+) -> Rule:
+    """``claims``: the pods may mount the owner's ``spec.volumeClaimTemplates`` by name (a
+    StatefulSet's: the API server counts them as the pod's volumes)."""
+
     def rule(obj: dict[str, Any], errors: Errors) -> None:
-        pod_spec_problems(_at(obj, *path), path, restart, pod, errors)
+        extra = _claim_names(obj) if claims else ()
+        pod_spec_problems(_at(obj, *path), path, restart, pod, errors, extra)
 
     return rule
+
+
+def _claim_names(obj: dict[str, Any]) -> tuple[str, ...]:
+    templates = _at(obj, "spec", "volumeClaimTemplates")
+    if not isinstance(templates, list):
+        return ()
+    names = (_at(claim, "metadata", "name") for claim in templates)
+    return tuple(name for name in names if isinstance(name, str))
 
 
 def _at_least(field: str, low: int) -> Rule:
@@ -190,7 +204,7 @@ RULES: dict[tuple[str, str], tuple[Rule, ...]] = {
         _rolling_update,
     ),
     ("apps", "StatefulSet"): (
-        _pods(_TEMPLATE, _WORKLOAD_RESTART),
+        _pods(_TEMPLATE, _WORKLOAD_RESTART, claims=True),
         _at_least("replicas", 0),
         _selector("statefulset"),
     ),

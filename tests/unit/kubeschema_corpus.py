@@ -564,6 +564,39 @@ SEMANTIC_CASES: list[Case] = [
         ),
         False,
     ),
+    # the canonical StatefulSet: its container mounts its own claim template (every
+    # database operator is written this way)
+    Case(
+        "statefulset mounts its claim template",
+        _with(
+            _with(
+                _workload("StatefulSet"),
+                f"{_TS}.containers.0.volumeMounts",
+                [{"name": "data", "mountPath": "/var/lib/data"}],
+            ),
+            "spec.volumeClaimTemplates",
+            [
+                {
+                    "metadata": {"name": "data"},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "1Gi"}},
+                    },
+                }
+            ],
+        ),
+        False,
+    ),
+    Case(
+        "statefulset mounts a claim it does not template",
+        _with(
+            _workload("StatefulSet"),
+            f"{_TS}.containers.0.volumeMounts",
+            [{"name": "data", "mountPath": "/var/lib/data"}],
+        ),
+        True,
+        f"{_TS}.containers[0].volumeMounts[0].name",
+    ),
     Case(
         "init container mount without volume",
         _with(
