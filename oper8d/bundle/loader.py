@@ -18,7 +18,11 @@ YAML dialect: ruamel reads YAML 1.2, so ``on``, ``yes`` and ``no`` stay strings 
 true; a bundle that means a boolean should write ``true``. Two further choices keep the data
 JSON-shaped, as the Kubernetes parser does: timestamps stay strings (``2024-01-01`` is the
 string ``"2024-01-01"``) and scalar mapping keys become strings (``1:`` is the key ``"1"``).
-Duplicate keys, several documents in one file and an empty file are errors.
+Duplicate keys, several documents in one file and an empty file are errors. Merge keys
+merge (``<<: *base``, and a list of mappings, ``<<: [*a, *b]``); an unknown tag (``!foo``)
+is dropped and its node keeps its data, on a scalar, a mapping or a sequence alike; a tag
+that cannot build its node (``!!int x``) or builds a value
+JSON has no form for (``!!set``, ``!!binary``, ``!!pairs``) is an error at its line.
 
 Limits (``oper8d.limits.Limits``, passed by the caller): only regular files are read (a FIFO
 or a device in a bundle would block or never end), a document may nest at most
@@ -69,10 +73,18 @@ def _json_shaped_constructor() -> type[RoundTripConstructor]:
     untouched for anyone else in the process. Built on use: ruamel is imported only when a
     document needs it (most take the libyaml path of ``bundle.fastyaml``).
     """
-    from ruamel.yaml.constructor import RoundTripConstructor
+    from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
+    from ruamel.yaml.nodes import Node
 
     class _JsonShapedConstructor(RoundTripConstructor):
-        pass
+        def construct_object(self, node: Node, deep: bool = False) -> Any:
+            # ruamel raises these for some tags on the wrong kind of node (``!!int x``):
+            # marked with the node's start, the error names the line it is on
+            try:
+                return super().construct_object(node, deep=deep)
+            except (AttributeError, TypeError, ValueError) as err:
+                problem = f"a value cannot be built from what is written: {err}"
+                raise ConstructorError(problem=problem, problem_mark=node.start_mark) from None
 
     _JsonShapedConstructor.add_constructor(
         "tag:yaml.org,2002:timestamp", _JsonShapedConstructor.construct_yaml_str
@@ -502,8 +514,9 @@ class _Converter:
     def _mapping(self, node: CommentedMap, path: PathKey) -> dict[str, Any]:
         out: dict[str, Any] = {}
         # merged keys (``<<: *base``) have no entry in lc.data: they keep the parent's position
+        known = _marks(node)
         for raw_key, value in node.items():
-            marks = node.lc.data.get(raw_key)
+            marks = known.get(raw_key)
             key = self._key(raw_key, path, marks)
             child = (*path, key)
             if marks is not None:
@@ -514,8 +527,9 @@ class _Converter:
 
     def _sequence(self, node: CommentedSeq, path: PathKey) -> list[Any]:
         out: list[Any] = []
+        known = _marks(node)
         for index, value in enumerate(node):
-            marks = node.lc.data.get(index)
+            marks = known.get(index)
             if marks is not None:
                 self.positions[(*path, index)] = self._pos(marks[0], marks[1])
             out.append(self.convert(value, (*path, index)))
@@ -538,6 +552,14 @@ class _Converter:
         raise BundleError(
             Problem(f"{what}: a Kubernetes object's keys are strings; quote the key", where)
         )
+
+
+def _marks(node: CommentedMap | CommentedSeq) -> dict[Any, list[int]]:
+    """The positions ruamel kept of a container's entries. It keeps none (``lc.data`` is
+    None) for a mapping made of merged keys only (``<<: [{a: 1}, {b: 2}]``) or a sequence
+    with a tag (``!foo [x]``, ``!!str [x]``): their entries then take the container's."""
+    data: dict[Any, list[int]] | None = node.lc.data
+    return data if data is not None else {}
 
 
 def _scalar(value: Any) -> Any:
@@ -565,8 +587,10 @@ def _scalar(value: Any) -> Any:
         )
     if isinstance(value, AbstractSet):
         raise _NotJson("a !!set is not JSON: write a list or a mapping")
-    # anything else (a timestamp) keeps its text form
-    return str(value)
+    # (timestamps are strings already: see _json_shaped_constructor); anything else is a
+    # type a tag made (``!!pairs`` gives a list of tuples), whose Python text would land
+    # in the object
+    raise _NotJson(f"a {type(value).__name__} made by a YAML tag is not JSON: remove the tag")
 
 
 class _NotJson(ValueError):
