@@ -103,7 +103,7 @@ class _Compiler(PartsCompiler):
     ):
         """``record``: keep what each file read found (``BundleFiles.reads``)."""
         self.root = root
-        self.files = BundleFiles(root, record=record)
+        self.files = BundleFiles(root, limits=limits, record=record)
         self.builtin_schemas = builtin_schemas
         self.schemas = SchemaSet()
         self.limits = limits

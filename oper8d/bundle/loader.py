@@ -27,8 +27,9 @@ JSON has no form for (``!!set``, ``!!binary``, ``!!pairs``) is an error at its l
 Limits (``oper8d.limits.Limits``, passed by the caller): only regular files are read (a FIFO
 or a device in a bundle would block or never end), a document may nest at most
 ``nestingDepth`` levels and its aliases may add at most ``yamlAliasNodes`` nodes when
-expanded (an alias bomb is an error, not gigabytes of memory), and a CR file read with
-:func:`load_cr_file` may hold at most ``crBytes``.
+expanded (an alias bomb is an error, not gigabytes of memory), a bundle file may hold at
+most ``fileBytes`` and a CR file read with :func:`load_cr_file` at most ``crBytes``, both
+refused from the file's size before it is read (``oper8d.fileio``).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from oper8d.bundle.fastyaml import Parsed, RawPositions, SourcePositions, fast_parse
 from oper8d.errors import BundleError, Problem, SourcePos
+from oper8d.fileio import FileTooLarge, NotRegularFile, read_bounded
 from oper8d.limits import LimitExceeded, Limits
 from oper8d.objects import json_key_text
 
@@ -188,9 +190,11 @@ class BundleFiles:
     that was most of reading a text template). A file's own name is looked at each time:
     when it is a symlink, or cannot be looked at, the path is resolved in full."""
 
-    def __init__(self, root: Path, *, record: bool = False) -> None:
-        """``record``: keep in ``reads`` what each :meth:`read` found."""
+    def __init__(self, root: Path, *, limits: Limits | None = None, record: bool = False) -> None:
+        """``limits``: its ``fileBytes`` bounds each file; ``record``: keep in ``reads`` what
+        each :meth:`read` found."""
         self.root = root
+        self._max_bytes = (limits if limits is not None else Limits()).file_bytes
         self._real_root: Path | None = None
         # the real folders holding the files, as text plus "/" ("" when outside the bundle)
         self._folders: dict[PurePosixPath, str] = {}
@@ -203,7 +207,7 @@ class BundleFiles:
     ) -> bytes:
         """:func:`read_regular_file` of :meth:`resolve` (at ``resolve_at``) of ``relpath``."""
         path = self.resolve(relpath, pos=resolve_at)
-        raw = read_regular_file(path, file, where, missing=missing)
+        raw = read_regular_file(path, file, where, max_bytes=self._max_bytes, missing=missing)
         if self.reads is not None:
             self.reads.append((relpath, str(path), hashlib.sha256(raw).digest()))
         return raw
@@ -233,44 +237,37 @@ class BundleFiles:
 
 
 def read_regular_file(
-    path: Path, file: str, where: SourcePos, *, max_bytes: int = 0, missing: str = ""
+    path: Path,
+    file: str,
+    where: SourcePos,
+    *,
+    max_bytes: int,
+    limit: str = "file_bytes",
+    missing: str = "",
 ) -> bytes:
-    """The bytes of ``path``, which must be a regular file (not a FIFO, device or folder);
-    ``file`` names it in errors placed at ``where`` (``missing``: the message when it does not
-    exist). More than ``max_bytes`` (when > 0) is an error naming the ``crBytes`` limit."""
+    """The bytes of ``path``, which must be a regular file (not a FIFO, device or folder)
+    of at most ``max_bytes`` (the value of the limit named ``limit``), both checked before
+    anything is read (``fileio.read_bounded``); ``file`` names it in errors placed at
+    ``where`` (``missing``: the message when it does not exist)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        return read_bounded(path, max_bytes)
     except FileNotFoundError:
         message = missing or f"file {file!r} not found"
         raise BundleError(Problem(message, where)) from None
     except IsADirectoryError:
         raise BundleError(Problem(f"{file!r} is a folder, not a YAML file", where)) from None
-    except OSError as err:
-        reason = err.strerror or type(err).__name__
-        raise BundleError(Problem(f"cannot read {file!r}: {reason}", where)) from None
-    try:  # (a folder opens here, but os.fdopen would refuse it with an IsADirectoryError)
-        mode = os.fstat(fd).st_mode
-    except OSError as err:
-        os.close(fd)
-        reason = err.strerror or type(err).__name__
-        raise BundleError(Problem(f"cannot read {file!r}: {reason}", where)) from None
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        if stat.S_ISDIR(mode):
-            raise BundleError(Problem(f"{file!r} is a folder, not a YAML file", where))
+    except NotRegularFile as err:
+        if err.folder:
+            raise BundleError(Problem(f"{file!r} is a folder, not a YAML file", where)) from None
         raise BundleError(
             Problem(f"{file!r} is not a regular file (a pipe or a device?): not read", where)
-        )
-    with os.fdopen(fd, "rb") as stream:
-        try:
-            raw = stream.read(max_bytes + 1) if max_bytes > 0 else stream.read()
-        except OSError as err:
-            reason = err.strerror or type(err).__name__
-            raise BundleError(Problem(f"cannot read {file!r}: {reason}", where)) from None
-    if max_bytes > 0 and len(raw) > max_bytes:
-        limit = LimitExceeded("cr_bytes", f"{file!r} is larger than {max_bytes} bytes")
-        raise BundleError(Problem(str(limit), where))
-    return raw
+        ) from None
+    except FileTooLarge as err:
+        exceeded = LimitExceeded(limit, f"{file!r} holds {err.size} bytes, more than {max_bytes}")
+        raise BundleError(Problem(str(exceeded), where)) from None
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise BundleError(Problem(f"cannot read {file!r}: {reason}", where)) from None
 
 
 def _decode(raw: bytes, file: str) -> str:
@@ -311,7 +308,7 @@ def load_yaml_file(
     ``cache``: where an earlier load's parse of the same text may be (see ``ParseCache``).
     ``files``: the load's resolver of ``root`` (:class:`BundleFiles`).
     """
-    files = files if files is not None else BundleFiles(root)
+    files = files if files is not None else BundleFiles(root, limits=limits)
     file = PurePosixPath(relpath.replace("\\", "/")).as_posix()
     where = pos if pos is not None else SourcePos(file)
     missing = f"file {file!r} not found in the bundle {root}"
@@ -323,7 +320,9 @@ def load_cr_file(path: str, limits: Limits | None = None) -> Document:
     """Load a CR file given on the command line: a regular file of at most ``crBytes``
     (the API server's default object size limit), holding one YAML document."""
     limits = limits if limits is not None else Limits()
-    raw = read_regular_file(Path(path), path, SourcePos(path), max_bytes=limits.cr_bytes)
+    raw = read_regular_file(
+        Path(path), path, SourcePos(path), max_bytes=limits.cr_bytes, limit="cr_bytes"
+    )
     return load_yaml_text(_decode(raw, path), path, limits)
 
 

@@ -80,7 +80,7 @@ class ModelSlot:
             return None
         try:
             stored_key, reads, names, codes, pickled = marshal.loads(body)
-            if stored_key != self.key or not _unchanged(root, reads):
+            if stored_key != self.key or not _unchanged(root, reads, limits):
                 return None
             engine = TemplateEngine(limits)
             unpickler = _Unpickler(_prefix(len(names)) + pickled, engine, names, codes)
@@ -145,9 +145,9 @@ def open_model(
         return None
 
 
-def _unchanged(root: Path, reads: Any) -> bool:
+def _unchanged(root: Path, reads: Any, limits: Limits) -> bool:
     """Whether each stored read finds the same real path and the same bytes again."""
-    files = BundleFiles(root, record=True)
+    files = BundleFiles(root, limits=limits, record=True)
     try:
         for relpath, _real, _digest in reads:
             files.read(relpath, relpath, resolve_at=_NOWHERE, where=_NOWHERE)
