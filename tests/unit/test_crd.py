@@ -237,9 +237,15 @@ def test_an_example_crd_schema_is_structural(name: str) -> None:
     assert properties["apiVersion"] == {"type": "string"}
     assert properties["kind"] == {"type": "string"}
     assert properties["metadata"] == {"type": "object"}
-    for free in ("configOverrides", "status"):
-        assert properties[free]["type"] == "object"
-        assert properties[free][PRESERVE] is True
+    assert properties["status"] == {"type": "object", PRESERVE: True}
+    # configOverrides: only what resource.configSchema declares; nothing without one
+    overrides = properties["configOverrides"]
+    assert overrides["type"] == "object" and PRESERVE not in overrides
+    declared = example(name).resource.config_schema
+    if declared is None:
+        assert overrides["maxProperties"] == 0
+    else:
+        assert overrides["properties"] == declared["properties"]
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
