@@ -27,9 +27,12 @@ class GoldenOutcome:
     updated: bool = False
 
 
-def compare_golden(check: RenderCheck, text: str, *, update: bool) -> GoldenOutcome:
-    """Compare ``check``'s golden file with the rendered ``text``; with ``update``, write
-    the file (and its folders) instead when it is missing or different."""
+def compare_golden(
+    check: RenderCheck, text: str, *, update: bool, limits: Limits | None = None
+) -> GoldenOutcome:
+    """Compare ``check``'s golden file (of at most ``fileBytes``) with the rendered
+    ``text``; with ``update``, write the file (and its folders) instead when it is missing
+    or different."""
     if check.golden_path is None or check.golden is None:
         return GoldenOutcome()
     path, actual = check.golden_path, text.encode("utf-8")
@@ -37,7 +40,8 @@ def compare_golden(check: RenderCheck, text: str, *, update: bool) -> GoldenOutc
     if path.exists():  # (a golden file is a bundle file: bounded, never a FIFO)
         where = check.golden_pos or SourcePos(check.golden)
         try:
-            expected = read_regular_file(path, check.golden, where, max_bytes=Limits().file_bytes)
+            max_bytes = (limits if limits is not None else Limits()).file_bytes
+            expected = read_regular_file(path, check.golden, where, max_bytes=max_bytes)
         except BundleError as err:
             return GoldenOutcome(err.problems[0])
     if expected == actual:

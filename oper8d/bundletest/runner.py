@@ -48,6 +48,7 @@ from oper8d.errors import (
     RolloutError,
     SourcePos,
 )
+from oper8d.limits import Limits
 from oper8d.offline import OfflineRun, reconcile_offline
 from oper8d.redaction import SensitiveValues
 
@@ -83,9 +84,11 @@ class CaseResult:
 
 class BundleCache:
     """Compiled bundles by folder, so the cases of one bundle compile it once; a bundle
-    that does not load is remembered with its error."""
+    that does not load is remembered with its error. ``limits``: what the bundles are
+    compiled (and their golden files read) with."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits if limits is not None else Limits()
         self._loaded: dict[Path, Bundle | BundleError] = {}
 
     def get(self, folder: Path) -> Bundle:
@@ -93,7 +96,7 @@ class BundleCache:
         key = folder.resolve()
         if key not in self._loaded:
             try:
-                self._loaded[key] = load_bundle(folder)
+                self._loaded[key] = load_bundle(folder, self.limits)
             except BundleError as err:
                 self._loaded[key] = err
         loaded = self._loaded[key]
@@ -127,7 +130,7 @@ def _run(context: _Context, bundles: BundleCache, update: bool) -> CaseResult:
     except BundleError as err:
         return CaseResult(case, context.bundle_failures(err))
     if isinstance(case.check, RenderCheck):
-        return _run_render(context, case.check, bundle, update)
+        return _run_render(context, case.check, bundle, update, bundles.limits)
     return _run_rollout(context, case.check, bundle)
 
 
@@ -284,7 +287,9 @@ def _failed(case: Case, message: str, pos: SourcePos) -> CaseResult:
 
 
 # -- render cases --------------------------------------------------------------------------
-def _run_render(context: _Context, check: RenderCheck, bundle: Bundle, update: bool) -> CaseResult:
+def _run_render(
+    context: _Context, check: RenderCheck, bundle: Bundle, update: bool, limits: Limits
+) -> CaseResult:
     case = context.case
     try:
         run = context.offline(bundle)
@@ -294,7 +299,7 @@ def _run_render(context: _Context, check: RenderCheck, bundle: Bundle, update: b
         return CaseResult(case, (context.error_problem(run.fatal_error, "the render failed"),))
     named: list[Named] = list(run.applied.items())
     failures = check_objects(named, check.objects) + check_counts(named, check.counts)
-    golden = compare_golden(check, render_text(bundle, run), update=update)
+    golden = compare_golden(check, render_text(bundle, run), update=update, limits=limits)
     if golden.failure is not None:
         failures.append(golden.failure)
     return CaseResult(

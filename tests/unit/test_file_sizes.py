@@ -119,3 +119,10 @@ def test_a_file_growing_past_the_bound_while_read_is_refused(tmp_path: Path) -> 
     with pytest.raises(FileTooLarge):
         read_bounded(proc, 10)
     assert read_bounded(proc, 1 << 20).startswith(b"Name:")
+
+
+def test_oper8d_test_takes_the_limits_of_the_command(stateful: Path) -> None:
+    cases = stateful / "tests" / "render.yaml"
+    cases.write_text(cases.read_text() + "#" * (5 * 1024 * 1024) + "\n")
+    assert "limit fileBytes exceeded" in invoke("test", stateful).output
+    assert invoke("--limit", "fileBytes=8Mi", "test", stateful).exit_code == 0
