@@ -141,7 +141,8 @@ def temporary_patch_crd() -> dict[str, Any]:
 def _config_schema(controller: ControllerSpec) -> dict[str, Any]:
     """``configOverrides``: what ``resource.configSchema`` lets a CR override, in
     structural form (the API server checks the types and prunes undeclared keys); with no
-    such schema, an object that must stay empty, so the API server refuses any override."""
+    such schema, an object that must stay empty, so the API server refuses any override
+    (it keeps unknown fields only to refuse them: pruned, they would vanish unsaid)."""
     described = {
         "description": "Config values of highest precedence, merged over the operator's "
         "defaults and the oper8.org/config-defaults ConfigMap; only what the operator's "
@@ -149,7 +150,7 @@ def _config_schema(controller: ControllerSpec) -> dict[str, Any]:
     }
     declared = controller.resource.config_schema
     if declared is None:
-        return {"type": "object", "maxProperties": 0, **described}
+        return {"type": "object", "maxProperties": 0, PRESERVE: True, **described}
     converted = structural_schema(
         declared, where="resource.configSchema", pos=controller.pos
     ).schema
