@@ -27,6 +27,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from oper8d.fileio import FileRefused, read_bounded
+
 __all__ = [
     "cache_dir",
     "parsed_once",
@@ -38,6 +40,9 @@ __all__ = [
 ]
 
 _DIGEST = 32  # sha256
+#: bound of a cache file read back: what oper8d writes for a bundle within the limits is far
+#: smaller (a few hundred KiB), so a larger file is not one of ours and is ignored unread
+MAX_FILE_BYTES = 64 * 1024 * 1024
 
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
@@ -87,26 +92,20 @@ def read_private(path: Path, magic: bytes) -> bytes | None:
     """The body of the file at ``path`` written by :func:`write_private` with ``magic``, or
     None when there is none or it cannot be trusted (a link, another owner, writable by
     others, another magic, a body that does not match its checksum)."""
-    # non-blocking: opening a FIFO put in a file's place must not wait for a writer (the
-    # file-type check below then refuses it); it changes nothing for a regular file
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as stream:
-            info = os.fstat(stream.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
-                return None
-            data = stream.read()
-    except OSError:
+        data = read_bounded(path, MAX_FILE_BYTES, follow_links=False, accept=_private_file)
+    except (OSError, FileRefused):
         return None
     head, digest = data[: len(magic)], data[len(magic) : len(magic) + _DIGEST]
     body = data[len(magic) + _DIGEST :]
     if head != magic or hashlib.sha256(body).digest() != digest:
         return None
     return body
+
+
+def _private_file(info: os.stat_result) -> bool:
+    """A file of this user that nobody else can write."""
+    return info.st_uid == os.getuid() and not info.st_mode & 0o022
 
 
 def write_private(path: Path, magic: bytes, body: bytes) -> None:

@@ -94,6 +94,9 @@ class Limits:
     for_each_items: int = 1000
     #: bytes of a CR file (the API server's default object limit, 1.5 MiB)
     cr_bytes: int = 3 * MiB // 2
+    #: bytes of any other file oper8d reads whole (bundle files, golden files, CRD and
+    #: schema files given to a command), refused from its size before it is read
+    file_bytes: int = 4 * MiB
 
     def replace(self, **changes: float | int) -> Limits:
         """A copy with some limits changed (snake_case field names)."""

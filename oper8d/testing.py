@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from oper8d.bundle.compile import load_bundle
-from oper8d.bundle.loader import load_yaml_text
+from oper8d.bundle.loader import load_cr_file
 from oper8d.bundle.model import Bundle
 from oper8d.clock import FakeClock
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
@@ -78,7 +78,7 @@ def load_cr(cr: CrSource) -> dict[str, Any]:
     if isinstance(cr, Mapping):
         return dict(cr)
     path = Path(cr)
-    doc = load_yaml_text(path.read_text(encoding="utf-8"), str(path))
+    doc = load_cr_file(str(path))
     if not isinstance(doc.data, dict):
         raise ConfigError(f"{path}: a CR file holds one mapping (a Kubernetes object)")
     return doc.data

@@ -107,7 +107,7 @@ class _Compiler(PartsCompiler):
         builtin_schemas: KubeSchemas | None = None,
     ):
         self.root = root
-        self.files = BundleFiles(root)
+        self.files = BundleFiles(root, limits=limits)
         self.builtin_schemas = builtin_schemas
         self.schemas = SchemaSet()
         self.limits = limits
@@ -126,9 +126,10 @@ class _Compiler(PartsCompiler):
         controllers = doc.data.get("controllers") if isinstance(doc.data, dict) else None
         for i, c in enumerate(controllers if isinstance(controllers, list) else []):
             resource = c.get("resource") if isinstance(c, dict) else None
-            if isinstance(resource, dict) and isinstance(resource.get("schema"), dict):
-                path = ("controllers", i, "resource", "schema")
-                self.problems.extend(self._checked(doc, "spec schema", path))
+            for key, check in (("schema", "spec schema"), ("configSchema", "config schema")):
+                if isinstance(resource, dict) and isinstance(resource.get(key), dict):
+                    path = ("controllers", i, "resource", key)
+                    self.problems.extend(self._checked(doc, check, path))
         if self.problems:
             raise BundleError(sorted(self.problems, key=_problem_order))
         top = _Node(doc, (), doc.data)
@@ -166,7 +167,8 @@ class _Compiler(PartsCompiler):
     # -- helpers -------------------------------------------------------------------------
     def _checked(self, doc: Document, schema: str, path: PathKey) -> list[Problem]:
         """The problems of ``doc`` under the package ``schema`` ("operator", "component"),
-        or of the spec schema at ``path`` ("spec schema"). Data that passed the same check
+        or of the spec or config override schema at ``path`` ("spec schema", "config
+        schema"). Data that passed the same check
         in an earlier load (the compile cache) is not checked again: only a pass is kept,
         so every problem is still found and placed by the check itself."""
         data: Any = doc.data
@@ -175,8 +177,9 @@ class _Compiler(PartsCompiler):
         key = data_key(f"{schema} {path}", data) if self.store is not None else None
         if key is not None and self.store is not None and self.store.passed(key):
             return []
-        if schema == "spec schema":
-            problems = check_spec_schema(doc, path)
+        if schema in ("spec schema", "config schema"):
+            field = "spec" if schema == "spec schema" else "configOverrides"
+            problems = check_spec_schema(doc, path, field=field, defaults=schema == "spec schema")
         else:
             problems = self.schemas.validate(doc, schema)
         if not problems and key is not None and self.store is not None:
@@ -308,6 +311,7 @@ class _Compiler(PartsCompiler):
             scope=node.get("scope", "Namespaced"),
             short_names=tuple(node.get("shortNames") or ()),
             schema=node.get("schema") or {"type": "object"},
+            config_schema=node.get("configSchema"),
             version_path=node.get("versionPath", "spec.version"),
             printer_columns=tuple(node.get("printerColumns") or ()),
         )

@@ -18,13 +18,18 @@ YAML dialect: ruamel reads YAML 1.2, so ``on``, ``yes`` and ``no`` stay strings 
 true; a bundle that means a boolean should write ``true``. Two further choices keep the data
 JSON-shaped, as the Kubernetes parser does: timestamps stay strings (``2024-01-01`` is the
 string ``"2024-01-01"``) and scalar mapping keys become strings (``1:`` is the key ``"1"``).
-Duplicate keys, several documents in one file and an empty file are errors.
+Duplicate keys, several documents in one file and an empty file are errors. Merge keys
+merge (``<<: *base``, and a list of mappings, ``<<: [*a, *b]``); an unknown tag (``!foo``)
+is dropped and its node keeps its data, on a scalar, a mapping or a sequence alike; a tag
+that cannot build its node (``!!int x``) or builds a value
+JSON has no form for (``!!set``, ``!!binary``, ``!!pairs``) is an error at its line.
 
 Limits (``oper8d.limits.Limits``, passed by the caller): only regular files are read (a FIFO
 or a device in a bundle would block or never end), a document may nest at most
 ``nestingDepth`` levels and its aliases may add at most ``yamlAliasNodes`` nodes when
-expanded (an alias bomb is an error, not gigabytes of memory), and a CR file read with
-:func:`load_cr_file` may hold at most ``crBytes``.
+expanded (an alias bomb is an error, not gigabytes of memory), a bundle file may hold at
+most ``fileBytes`` and a CR file read with :func:`load_cr_file` at most ``crBytes``, both
+refused from the file's size before it is read (``oper8d.fileio``).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from oper8d.bundle.fastyaml import Parsed, RawPositions, SourcePositions, fast_parse
 from oper8d.errors import BundleError, Problem, SourcePos
+from oper8d.fileio import FileTooLarge, NotRegularFile, read_bounded
 from oper8d.limits import LimitExceeded, Limits
 from oper8d.objects import json_key_text
 
@@ -68,10 +74,18 @@ def _json_shaped_constructor() -> type[RoundTripConstructor]:
     untouched for anyone else in the process. Built on use: ruamel is imported only when a
     document needs it (most take the libyaml path of ``bundle.fastyaml``).
     """
-    from ruamel.yaml.constructor import RoundTripConstructor
+    from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
+    from ruamel.yaml.nodes import Node
 
     class _JsonShapedConstructor(RoundTripConstructor):
-        pass
+        def construct_object(self, node: Node, deep: bool = False) -> Any:
+            # ruamel raises these for some tags on the wrong kind of node (``!!int x``):
+            # marked with the node's start, the error names the line it is on
+            try:
+                return super().construct_object(node, deep=deep)
+            except (AttributeError, TypeError, ValueError) as err:
+                problem = f"a value cannot be built from what is written: {err}"
+                raise ConstructorError(problem=problem, problem_mark=node.start_mark) from None
 
     _JsonShapedConstructor.add_constructor(
         "tag:yaml.org,2002:timestamp", _JsonShapedConstructor.construct_yaml_str
@@ -175,8 +189,10 @@ class BundleFiles:
     that was most of reading a text template). A file's own name is looked at each time:
     when it is a symlink, or cannot be looked at, the path is resolved in full."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, limits: Limits | None = None) -> None:
+        """``limits``: its ``fileBytes`` bounds each file."""
         self.root = root
+        self._max_bytes = (limits if limits is not None else Limits()).file_bytes
         self._real_root: Path | None = None
         # the real folders holding the files, as text plus "/" ("" when outside the bundle)
         self._folders: dict[PurePosixPath, str] = {}
@@ -186,7 +202,7 @@ class BundleFiles:
     ) -> bytes:
         """:func:`read_regular_file` of :meth:`resolve` (at ``resolve_at``) of ``relpath``."""
         path = self.resolve(relpath, pos=resolve_at)
-        return read_regular_file(path, file, where, missing=missing)
+        return read_regular_file(path, file, where, max_bytes=self._max_bytes, missing=missing)
 
     def resolve(self, relpath: str, *, pos: SourcePos) -> Path:
         pure = _relative(relpath, pos)
@@ -213,44 +229,37 @@ class BundleFiles:
 
 
 def read_regular_file(
-    path: Path, file: str, where: SourcePos, *, max_bytes: int = 0, missing: str = ""
+    path: Path,
+    file: str,
+    where: SourcePos,
+    *,
+    max_bytes: int,
+    limit: str = "file_bytes",
+    missing: str = "",
 ) -> bytes:
-    """The bytes of ``path``, which must be a regular file (not a FIFO, device or folder);
-    ``file`` names it in errors placed at ``where`` (``missing``: the message when it does not
-    exist). More than ``max_bytes`` (when > 0) is an error naming the ``crBytes`` limit."""
+    """The bytes of ``path``, which must be a regular file (not a FIFO, device or folder)
+    of at most ``max_bytes`` (the value of the limit named ``limit``), both checked before
+    anything is read (``fileio.read_bounded``); ``file`` names it in errors placed at
+    ``where`` (``missing``: the message when it does not exist)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        return read_bounded(path, max_bytes)
     except FileNotFoundError:
         message = missing or f"file {file!r} not found"
         raise BundleError(Problem(message, where)) from None
     except IsADirectoryError:
         raise BundleError(Problem(f"{file!r} is a folder, not a YAML file", where)) from None
-    except OSError as err:
-        reason = err.strerror or type(err).__name__
-        raise BundleError(Problem(f"cannot read {file!r}: {reason}", where)) from None
-    try:  # (a folder opens here, but os.fdopen would refuse it with an IsADirectoryError)
-        mode = os.fstat(fd).st_mode
-    except OSError as err:
-        os.close(fd)
-        reason = err.strerror or type(err).__name__
-        raise BundleError(Problem(f"cannot read {file!r}: {reason}", where)) from None
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        if stat.S_ISDIR(mode):
-            raise BundleError(Problem(f"{file!r} is a folder, not a YAML file", where))
+    except NotRegularFile as err:
+        if err.folder:
+            raise BundleError(Problem(f"{file!r} is a folder, not a YAML file", where)) from None
         raise BundleError(
             Problem(f"{file!r} is not a regular file (a pipe or a device?): not read", where)
-        )
-    with os.fdopen(fd, "rb") as stream:
-        try:
-            raw = stream.read(max_bytes + 1) if max_bytes > 0 else stream.read()
-        except OSError as err:
-            reason = err.strerror or type(err).__name__
-            raise BundleError(Problem(f"cannot read {file!r}: {reason}", where)) from None
-    if max_bytes > 0 and len(raw) > max_bytes:
-        limit = LimitExceeded("cr_bytes", f"{file!r} is larger than {max_bytes} bytes")
-        raise BundleError(Problem(str(limit), where))
-    return raw
+        ) from None
+    except FileTooLarge as err:
+        exceeded = LimitExceeded(limit, f"{file!r} holds {err.size} bytes, more than {max_bytes}")
+        raise BundleError(Problem(str(exceeded), where)) from None
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise BundleError(Problem(f"cannot read {file!r}: {reason}", where)) from None
 
 
 def _decode(raw: bytes, file: str) -> str:
@@ -291,7 +300,7 @@ def load_yaml_file(
     ``cache``: where an earlier load's parse of the same text may be (see ``ParseCache``).
     ``files``: the load's resolver of ``root`` (:class:`BundleFiles`).
     """
-    files = files if files is not None else BundleFiles(root)
+    files = files if files is not None else BundleFiles(root, limits=limits)
     file = PurePosixPath(relpath.replace("\\", "/")).as_posix()
     where = pos if pos is not None else SourcePos(file)
     missing = f"file {file!r} not found in the bundle {root}"
@@ -303,7 +312,9 @@ def load_cr_file(path: str, limits: Limits | None = None) -> Document:
     """Load a CR file given on the command line: a regular file of at most ``crBytes``
     (the API server's default object size limit), holding one YAML document."""
     limits = limits if limits is not None else Limits()
-    raw = read_regular_file(Path(path), path, SourcePos(path), max_bytes=limits.cr_bytes)
+    raw = read_regular_file(
+        Path(path), path, SourcePos(path), max_bytes=limits.cr_bytes, limit="cr_bytes"
+    )
     return load_yaml_text(_decode(raw, path), path, limits)
 
 
@@ -494,8 +505,9 @@ class _Converter:
     def _mapping(self, node: CommentedMap, path: PathKey) -> dict[str, Any]:
         out: dict[str, Any] = {}
         # merged keys (``<<: *base``) have no entry in lc.data: they keep the parent's position
+        known = _marks(node)
         for raw_key, value in node.items():
-            marks = node.lc.data.get(raw_key)
+            marks = known.get(raw_key)
             key = self._key(raw_key, path, marks)
             child = (*path, key)
             if marks is not None:
@@ -506,8 +518,9 @@ class _Converter:
 
     def _sequence(self, node: CommentedSeq, path: PathKey) -> list[Any]:
         out: list[Any] = []
+        known = _marks(node)
         for index, value in enumerate(node):
-            marks = node.lc.data.get(index)
+            marks = known.get(index)
             if marks is not None:
                 self.positions[(*path, index)] = self._pos(marks[0], marks[1])
             out.append(self.convert(value, (*path, index)))
@@ -530,6 +543,14 @@ class _Converter:
         raise BundleError(
             Problem(f"{what}: a Kubernetes object's keys are strings; quote the key", where)
         )
+
+
+def _marks(node: CommentedMap | CommentedSeq) -> dict[Any, list[int]]:
+    """The positions ruamel kept of a container's entries. It keeps none (``lc.data`` is
+    None) for a mapping made of merged keys only (``<<: [{a: 1}, {b: 2}]``) or a sequence
+    with a tag (``!foo [x]``, ``!!str [x]``): their entries then take the container's."""
+    data: dict[Any, list[int]] | None = node.lc.data
+    return data if data is not None else {}
 
 
 def _scalar(value: Any) -> Any:
@@ -557,8 +578,10 @@ def _scalar(value: Any) -> Any:
         )
     if isinstance(value, AbstractSet):
         raise _NotJson("a !!set is not JSON: write a list or a mapping")
-    # anything else (a timestamp) keeps its text form
-    return str(value)
+    # (timestamps are strings already: see _json_shaped_constructor); anything else is a
+    # type a tag made (``!!pairs`` gives a list of tuples), whose Python text would land
+    # in the object
+    raise _NotJson(f"a {type(value).__name__} made by a YAML tag is not JSON: remove the tag")
 
 
 class _NotJson(ValueError):

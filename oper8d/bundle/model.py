@@ -38,6 +38,9 @@ class CRKind:
     short_names: tuple[str, ...] = ()
     #: JSON Schema (OpenAPI v3 subset) of ``.spec``; defaults are applied from it
     schema: Mapping[str, Any] = field(default_factory=dict)
+    #: JSON Schema of what a CR may override of the config (``configOverrides``, the
+    #: config-defaults ConfigMap's data); None: nothing (``engine.inputs``)
+    config_schema: Mapping[str, Any] | None = None
     #: dotted path of the CR's version inside the CR
     version_path: str = "spec.version"
     printer_columns: tuple[Mapping[str, Any], ...] = ()

@@ -128,9 +128,14 @@ def validate_document(
     return _problems(validator.iter_errors(doc.data), doc, ())
 
 
-def check_spec_schema(doc: Document, path: Sequence[str | int]) -> list[Problem]:
-    """Problems of the OpenAPI v3 spec schema written at ``path`` of ``doc``
-    (``controllers[i].resource.schema``): unknown types, malformed keywords, bad regexes.
+def check_spec_schema(
+    doc: Document, path: Sequence[str | int], *, field: str = "spec", defaults: bool = True
+) -> list[Problem]:
+    """Problems of the OpenAPI v3 schema written at ``path`` of ``doc``
+    (``controllers[i].resource.schema``, of the CR field ``field``, or ``configSchema``):
+    unknown types, malformed keywords, bad regexes; with ``defaults`` False, any
+    ``default:`` (``configSchema``: the API server would write it into every CR's
+    ``configOverrides``, over the bundle's own ``config``).
 
     Run at load time so that :func:`validate_instance` never meets a broken schema.
     """
@@ -145,17 +150,27 @@ def check_spec_schema(doc: Document, path: Sequence[str | int]) -> list[Problem]
     problems = _problems(meta.iter_errors(schema), doc, base)
     if problems:  # a broken schema cannot judge its defaults
         return problems
-    return _default_problems(schema, doc, base)
+    return _default_problems(schema, doc, base, field, defaults)
 
 
-def _default_problems(node: Any, doc: Document, path: Path, field: str = "spec") -> list[Problem]:
+def _default_problems(
+    node: Any, doc: Document, path: Path, field: str = "spec", allowed: bool = True
+) -> list[Problem]:
     """Each ``default`` that its own schema rejects, at the default's position and naming
     the CR field it fills: the API server refuses such a CRD, and a CR would otherwise be
-    blamed for a value it does not hold."""
+    blamed for a value it does not hold. Unless ``allowed``, every ``default``."""
     if not isinstance(node, Mapping):
         return []
     found: list[Problem] = []
-    if node.get("default") is not None and "$ref" not in node:
+    if not allowed and "default" in node:
+        found.append(
+            Problem(
+                f"configSchema sets a default for {field}: put it in the controller's "
+                "config instead (a default here would be written into every CR)",
+                doc.pos((*path, "default")),
+            )
+        )
+    elif node.get("default") is not None and "$ref" not in node:
         own = {k: v for k, v in node.items() if k != "default"}
         for problem in validate_instance(node["default"], own, field_prefix=""):
             inner = f" at {problem.field}" if problem.field else ""
@@ -169,12 +184,12 @@ def _default_problems(node: Any, doc: Document, path: Path, field: str = "spec")
     for key in ("properties", "patternProperties", "definitions", "$defs"):
         for name, sub in (node.get(key) or {}).items():
             sub_field = f"{field}.{name}" if key == "properties" else f"{field}[*]"
-            found.extend(_default_problems(sub, doc, (*path, key, name), sub_field))
+            found.extend(_default_problems(sub, doc, (*path, key, name), sub_field, allowed))
     for key, suffix in (("items", "[*]"), ("additionalProperties", "[*]"), ("not", "")):
-        found.extend(_default_problems(node.get(key), doc, (*path, key), field + suffix))
+        found.extend(_default_problems(node.get(key), doc, (*path, key), field + suffix, allowed))
     for key in ("allOf", "anyOf", "oneOf"):
         for index, sub in enumerate(node.get(key) or ()):
-            found.extend(_default_problems(sub, doc, (*path, key, index), field))
+            found.extend(_default_problems(sub, doc, (*path, key, index), field, allowed))
     return found
 
 

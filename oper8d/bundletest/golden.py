@@ -10,8 +10,10 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+from oper8d.bundle.loader import read_regular_file
 from oper8d.bundletest.model import RenderCheck
-from oper8d.errors import Problem
+from oper8d.errors import BundleError, Problem, SourcePos
+from oper8d.limits import Limits
 
 __all__ = ["GoldenOutcome", "compare_golden"]
 
@@ -25,13 +27,23 @@ class GoldenOutcome:
     updated: bool = False
 
 
-def compare_golden(check: RenderCheck, text: str, *, update: bool) -> GoldenOutcome:
-    """Compare ``check``'s golden file with the rendered ``text``; with ``update``, write
-    the file (and its folders) instead when it is missing or different."""
+def compare_golden(
+    check: RenderCheck, text: str, *, update: bool, limits: Limits | None = None
+) -> GoldenOutcome:
+    """Compare ``check``'s golden file (of at most ``fileBytes``) with the rendered
+    ``text``; with ``update``, write the file (and its folders) instead when it is missing
+    or different."""
     if check.golden_path is None or check.golden is None:
         return GoldenOutcome()
     path, actual = check.golden_path, text.encode("utf-8")
-    expected = path.read_bytes() if path.is_file() else None
+    expected: bytes | None = None
+    if path.exists():  # (a golden file is a bundle file: bounded, never a FIFO)
+        where = check.golden_pos or SourcePos(check.golden)
+        try:
+            max_bytes = (limits if limits is not None else Limits()).file_bytes
+            expected = read_regular_file(path, check.golden, where, max_bytes=max_bytes)
+        except BundleError as err:
+            return GoldenOutcome(err.problems[0])
     if expected == actual:
         return GoldenOutcome()
     if update:

@@ -21,6 +21,7 @@ from oper8d.bundletest.checks_loader import build_check
 from oper8d.bundletest.model import Case, CaseFile, CrSource, Suite
 from oper8d.bundletest.values import merge_patch
 from oper8d.errors import BundleError, Problem, SourcePos
+from oper8d.limits import Limits
 
 __all__ = ["SCHEMA_FILE", "TESTS_DIR", "find_test_files", "load_case_file", "load_suite"]
 
@@ -38,8 +39,9 @@ def find_test_files(bundle: Path) -> list[str]:
     return sorted(f"{TESTS_DIR}/{p.name}" for p in found)
 
 
-def load_suite(bundle: str | Path) -> Suite:
-    """Every test file of ``bundle`` (a folder, or its operator.yaml), built into cases.
+def load_suite(bundle: str | Path, limits: Limits | None = None) -> Suite:
+    """Every test file of ``bundle`` (a folder, or its operator.yaml), built into cases;
+    ``limits``: their ``fileBytes`` bounds each test and CR file.
 
     Raises ``BundleError`` with every problem of every file (the files are checked
     together so that one run shows them all).
@@ -47,7 +49,7 @@ def load_suite(bundle: str | Path) -> Suite:
     root = Path(bundle)
     if root.is_file():
         root = root.parent
-    loader = _SuiteLoader(root)
+    loader = _SuiteLoader(root, limits)
     files = [loader.load(rel) for rel in find_test_files(root)]
     if loader.problems:
         raise BundleError(sorted(loader.problems, key=_problem_order))
@@ -71,15 +73,16 @@ def _problem_order(p: Problem) -> tuple[str, int, int, str]:
 class _SuiteLoader:
     """Loads test files of one bundle, collecting problems; reads each CR file once."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, limits: Limits | None = None) -> None:
         self.root = root
+        self.limits = limits
         self.schemas = SchemaSet()
         self.problems: list[Problem] = []
         self._cr_docs: dict[str, Document | None] = {}
 
     def load(self, relpath: str) -> CaseFile | None:
         try:
-            doc = load_yaml_file(self.root, relpath)
+            doc = load_yaml_file(self.root, relpath, limits=self.limits)
         except BundleError as err:
             self.problems += err.problems
             return None
@@ -193,7 +196,7 @@ class _SuiteLoader:
 
     def _read_cr(self, relpath: str, pos: SourcePos) -> Document | None:
         try:
-            cr_doc = load_yaml_file(self.root, relpath, pos=pos)
+            cr_doc = load_yaml_file(self.root, relpath, pos=pos, limits=self.limits)
         except BundleError as err:
             self.problems += err.problems
             return None

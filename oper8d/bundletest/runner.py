@@ -6,11 +6,16 @@ real engine against the in-memory cluster exactly as ``oper8d render`` and ``ope
 what those commands show. A case never raises for a failure of the bundle or the CR: it
 returns a ``CaseResult`` whose failures are ``Problem``s placed at the assertion, the CR
 field or the bundle line concerned (files relative to the bundle under test).
+
+Everything a result says (failures, notes, the golden diff) passes the run's redactor
+(``redaction.SensitiveValues``, the one ``oper8d render`` masks its output with) in
+:func:`run_case`, so a failed field check shows a value from a Secret as ``***`` there
+too: a test log is a CI log.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from oper8d.bundle.compile import load_bundle
@@ -43,7 +48,9 @@ from oper8d.errors import (
     RolloutError,
     SourcePos,
 )
+from oper8d.limits import Limits
 from oper8d.offline import OfflineRun, reconcile_offline
+from oper8d.redaction import SensitiveValues
 
 __all__ = ["ERROR_TYPES", "BundleCache", "CaseResult", "run_case", "select_cases"]
 
@@ -77,9 +84,11 @@ class CaseResult:
 
 class BundleCache:
     """Compiled bundles by folder, so the cases of one bundle compile it once; a bundle
-    that does not load is remembered with its error."""
+    that does not load is remembered with its error. ``limits``: what the bundles are
+    compiled (and their golden files read) with."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits if limits is not None else Limits()
         self._loaded: dict[Path, Bundle | BundleError] = {}
 
     def get(self, folder: Path) -> Bundle:
@@ -87,7 +96,7 @@ class BundleCache:
         key = folder.resolve()
         if key not in self._loaded:
             try:
-                self._loaded[key] = load_bundle(folder)
+                self._loaded[key] = load_bundle(folder, self.limits)
             except BundleError as err:
                 self._loaded[key] = err
         loaded = self._loaded[key]
@@ -109,6 +118,11 @@ def run_case(case: Case, *, root: Path, bundles: BundleCache, update: bool = Fal
     """Run ``case`` (of the bundle at ``root``). ``update`` rewrites a render case's golden
     file instead of comparing with it."""
     context = _Context(case, root)
+    return context.redacted(_run(context, bundles, update))
+
+
+def _run(context: _Context, bundles: BundleCache, update: bool) -> CaseResult:
+    case = context.case
     if isinstance(case.check, ErrorCheck):
         return _run_error(context, case.check, bundles)
     try:
@@ -116,7 +130,7 @@ def run_case(case: Case, *, root: Path, bundles: BundleCache, update: bool = Fal
     except BundleError as err:
         return CaseResult(case, context.bundle_failures(err))
     if isinstance(case.check, RenderCheck):
-        return _run_render(context, case.check, bundle, update)
+        return _run_render(context, case.check, bundle, update, bundles.limits)
     return _run_rollout(context, case.check, bundle)
 
 
@@ -127,6 +141,35 @@ class _Context:
     def __init__(self, case: Case, root: Path) -> None:
         self.case = case
         self.prefix = _relative_folder(case.bundle, root)
+        #: the values from Secrets the case's run saw (none before it ran)
+        self.sensitive = SensitiveValues()
+
+    def offline(
+        self,
+        bundle: Bundle,
+        *,
+        simulator: DefaultSimulator | RecordingSimulator | None = None,
+        max_reconciles: int = 20,
+    ) -> OfflineRun:
+        """The case's CR reconciled offline; what the run saw is masked in the result."""
+        assert self.case.cr is not None  # the loader requires a CR for every case that runs
+        run = reconcile_offline(
+            bundle, self.case.cr.data, simulator=simulator, max_reconciles=max_reconciles
+        )
+        self.sensitive = run.sensitive
+        return run
+
+    def redacted(self, result: CaseResult) -> CaseResult:
+        """``result`` with the run's sensitive values masked in everything it prints."""
+        if not self.sensitive:
+            return result
+        redact = self.sensitive.redact
+        return replace(
+            result,
+            failures=tuple(replace(p, message=redact(p.message)) for p in result.failures),
+            diff=redact(result.diff),
+            notes=tuple(redact(note) for note in result.notes),
+        )
 
     def bundle_failures(self, err: BundleError) -> tuple[Problem, ...]:
         n = len(err.problems)
@@ -180,19 +223,6 @@ def _error_text(err: Oper8dError) -> str:
     return str(err)
 
 
-def _offline(
-    bundle: Bundle,
-    case: Case,
-    *,
-    simulator: DefaultSimulator | RecordingSimulator | None = None,
-    max_reconciles: int = 20,
-) -> OfflineRun:
-    assert case.cr is not None  # the loader requires a CR for every case that runs one
-    return reconcile_offline(
-        bundle, case.cr.data, simulator=simulator, max_reconciles=max_reconciles
-    )
-
-
 # -- error cases ---------------------------------------------------------------------------
 def _run_error(context: _Context, check: ErrorCheck, bundles: BundleCache) -> CaseResult:
     case = context.case
@@ -209,7 +239,7 @@ def _run_error(context: _Context, check: ErrorCheck, bundles: BundleCache) -> Ca
         if case.cr is None:
             return _failed(case, "this case needs a CR (cr: or crFile:)", case.pos)
         try:
-            run = _offline(bundle, case)
+            run = context.offline(bundle)
         except ReconcileError as err:
             got = err
         else:
@@ -257,17 +287,19 @@ def _failed(case: Case, message: str, pos: SourcePos) -> CaseResult:
 
 
 # -- render cases --------------------------------------------------------------------------
-def _run_render(context: _Context, check: RenderCheck, bundle: Bundle, update: bool) -> CaseResult:
+def _run_render(
+    context: _Context, check: RenderCheck, bundle: Bundle, update: bool, limits: Limits
+) -> CaseResult:
     case = context.case
     try:
-        run = _offline(bundle, case)
+        run = context.offline(bundle)
     except ReconcileError as err:
         return CaseResult(case, (context.error_problem(err, "the render failed"),))
     if run.fatal_error is not None:
         return CaseResult(case, (context.error_problem(run.fatal_error, "the render failed"),))
     named: list[Named] = list(run.applied.items())
     failures = check_objects(named, check.objects) + check_counts(named, check.counts)
-    golden = compare_golden(check, render_text(bundle, run), update=update)
+    golden = compare_golden(check, render_text(bundle, run), update=update, limits=limits)
     if golden.failure is not None:
         failures.append(golden.failure)
     return CaseResult(
@@ -282,7 +314,7 @@ def _run_rollout(context: _Context, check: RolloutCheck, bundle: Bundle) -> Case
         DefaultSimulator(delay_writes=check.ready_after, overrides=check.statuses)
     )
     try:
-        run = _offline(bundle, case, simulator=recorder, max_reconciles=check.max_reconciles)
+        run = context.offline(bundle, simulator=recorder, max_reconciles=check.max_reconciles)
     except ReconcileError as err:
         return CaseResult(case, (context.error_problem(err, "the CR could not be reconciled"),))
     failures: list[Problem] = []

@@ -17,7 +17,7 @@ import click
 
 from oper8d.bundle.model import Bundle
 from oper8d.cachefiles import cache_dir
-from oper8d.cli.inputs import fail
+from oper8d.cli.inputs import current_limits, fail
 from oper8d.errors import BundleError
 from oper8d.kubeschema import CRDError, KubeSchemas, SchemaDataError, load_crd_dir
 from oper8d.manifests.crd import crd_for
@@ -55,7 +55,7 @@ def schemas_for(
     ``builtin``: ``KubeSchemas.builtin()``, when the command loaded it already."""
     try:
         if kube_schemas:
-            base = KubeSchemas.load(Path(kube_schemas))
+            base = KubeSchemas.load(Path(kube_schemas), current_limits())
         else:
             base = builtin or KubeSchemas.builtin(cache=cache_dir())
         own = []
@@ -64,7 +64,8 @@ def schemas_for(
                 own.append(crd_for(controller))
             except BundleError:
                 continue  # validate reports a schema a CRD cannot express
-        crds = [crd for folder in crd_dirs for crd in load_crd_dir(Path(folder))]
+        limits = current_limits()
+        crds = [crd for folder in crd_dirs for crd in load_crd_dir(Path(folder), limits)]
         return base.with_crds(own, where="the bundle's CRD").with_crds(crds)
     except (CRDError, SchemaDataError, OSError) as err:
         fail([str(err)])

@@ -21,6 +21,7 @@ from oper8d.cli.inputs import (
     EXIT_USAGE,
     bundle_argument,
     bundle_dir,
+    current_limits,
     fail,
     format_problem,
 )
@@ -61,7 +62,7 @@ def test(bundle: str, update: bool, pattern: str | None) -> None:
 
     root = bundle_dir(bundle)
     try:
-        suite = load_suite(root)
+        suite = load_suite(root, current_limits())
     except BundleError as err:
         n = len(err.problems)
         fail(
@@ -86,7 +87,7 @@ def test(bundle: str, update: bool, pattern: str | None) -> None:
             [f"no test case matches -k {pattern!r} ({len(suite.cases)} cases in {bundle})"],
             code=EXIT_USAGE,
         )
-    bundles = BundleCache()
+    bundles = BundleCache(current_limits())
     passed = failed = updated = 0
     for case in selected:
         result = run_case(case, root=root, bundles=bundles, update=update)

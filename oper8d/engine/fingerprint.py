@@ -66,7 +66,8 @@ def bundle_digest(bundle: Bundle) -> str:
     for path in files:
         h.update(str(path.relative_to(root) if path != root else path.name).encode())
         h.update(b"\0")
-        h.update(path.read_bytes())
+        with path.open("rb") as stream:  # in chunks: a big file costs time, not memory
+            h.update(hashlib.file_digest(stream, "sha256").digest())
     return h.hexdigest()
 
 

@@ -9,6 +9,12 @@ from the bundle's structural CRD, so a live reconcile never meets one, while a C
 given to ``validate --cr``, ``render`` or ``test`` is read as written. Reading the
 ConfigMap is I/O and stays with the caller (:func:`read_config_maps`); a caller without a
 cluster passes ``None`` and the reference is not checked.
+
+The config a CR brings (``configOverrides``, and the ConfigMap it names: whoever writes the
+CR chooses both) may hold only what the bundle's ``resource.configSchema`` declares, with
+its types (:func:`override_problems`); without that schema it may hold nothing. Otherwise
+``enabled: "{{ config.networkPolicy }}"`` would let a tenant switch off, and prune, a
+component the bundle author meant to keep.
 """
 
 from __future__ import annotations
@@ -45,7 +51,8 @@ class CrInputs:
     config: dict[str, Any]
     #: the spec's schema violations, each naming its field
     spec_problems: tuple[Problem, ...] = ()
-    #: a missing config-defaults ConfigMap, a ``configOverrides`` that is not a mapping
+    #: a missing config-defaults ConfigMap, config a CR may not override (not declared by
+    #: ``resource.configSchema``, or of the wrong type)
     config_problems: tuple[Problem, ...] = ()
 
     @property
@@ -110,6 +117,7 @@ def resolve_inputs(
     config_problems: list[Problem] = []
     config = dict(controller.config_defaults)
     name = config_map_name(cr)
+    config_schema = controller.resource.config_schema
     if name is not None and not is_dns_subdomain(name):
         # the CR author is not trusted: '../../kube-system/secrets/x' would be another path
         config_problems.append(
@@ -121,7 +129,12 @@ def resolve_inputs(
         )
     elif name is not None and config_maps is not None:
         if name in config_maps:
-            config = merge_configs(config, config_maps[name])
+            data = config_maps[name]
+            config_problems += [
+                Problem(f"ConfigMap '{name}': {p}", field=CONFIG_DEFAULTS_FIELD)
+                for p in override_problems(data, config_schema, field="data")
+            ]
+            config = merge_configs(config, data)
         else:
             config_problems.append(
                 Problem(
@@ -132,9 +145,34 @@ def resolve_inputs(
             )
     overrides = cr.get(CONFIG_OVERRIDES_KEY) or {}
     if isinstance(overrides, Mapping):
+        config_problems += override_problems(overrides, config_schema, field=CONFIG_OVERRIDES_KEY)
         config = merge_configs(config, overrides)
     else:
         config_problems.append(
             Problem("configOverrides must be a mapping", field=CONFIG_OVERRIDES_KEY)
         )
     return CrInputs(spec, config, tuple(spec_problems), tuple(config_problems))
+
+
+def override_problems(
+    values: Mapping[str, Any], schema: Mapping[str, Any] | None, *, field: str
+) -> list[Problem]:
+    """Why a CR may not override the config with ``values`` (its ``configOverrides``, or
+    the data of its config-defaults ConfigMap; ``field`` names where they are): a key
+    ``schema`` (``resource.configSchema``) does not declare, a value of the wrong type,
+    anything at all when there is no schema. No defaults are filled in: the bundle's
+    ``config`` holds those."""
+    if not values:
+        return []
+    if schema is None:
+        keys = ", ".join(sorted(map(str, values)))
+        return [
+            Problem(
+                f"this operator lets a CR override no config (its bundle declares no "
+                f"resource.configSchema), got {keys}",
+                field=field,
+            )
+        ]
+    problems = validate_instance(values, schema, field_prefix=field)
+    problems += unknown_fields(values, schema, field_prefix=field)
+    return sorted(problems, key=lambda p: p.field or "")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from oper8d.cachefiles import parsed_once
+from oper8d.fileio import FileRefused, FileTooLarge, read_bounded
 from oper8d.kubeschema.compile import OBJECT_META, Compiler
 from oper8d.kubeschema.crds import CustomKind, custom_kinds
 from oper8d.kubeschema.messages import Allow, Coercions, Errors, format_path, type_error
@@ -40,6 +41,7 @@ from oper8d.kubeschema.objectmeta import (
     selector_problems,
 )
 from oper8d.kubeschema.semantic import SemanticChecks
+from oper8d.limits import LimitExceeded, Limits
 
 DATA_PACKAGE = "oper8d.kubeschema.data"
 DEFAULT_VERSION = "v1.34.4"
@@ -185,10 +187,17 @@ class KubeSchemas:
         return cls(parsed_once(cache, f"{name}.marshal", raw, lambda: _read(raw, name)))
 
     @classmethod
-    def load(cls, path: Path) -> KubeSchemas:
-        """A schema set written by ``scripts/gen_kube_schemas.py --out FILE``."""
+    def load(cls, path: Path, limits: Limits | None = None) -> KubeSchemas:
+        """A schema set written by ``scripts/gen_kube_schemas.py --out FILE``, of at most
+        ``fileBytes`` (refused before it is read)."""
+        max_bytes = (limits if limits is not None else Limits()).file_bytes
         try:
-            raw = path.read_bytes()
+            raw = read_bounded(path, max_bytes)
+        except FileTooLarge as e:
+            too_large = LimitExceeded("file_bytes", f"{path} holds {e.size} bytes")
+            raise SchemaDataError(f"{path}: {too_large}") from None
+        except FileRefused as e:
+            raise SchemaDataError(f"{path}: cannot be read ({e})") from None
         except OSError as e:
             raise SchemaDataError(f"{path}: cannot be read ({e.strerror})") from None
         return cls(_read(raw, str(path)))

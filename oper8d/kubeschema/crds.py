@@ -15,6 +15,9 @@ from typing import Any
 
 import yaml
 
+from oper8d.fileio import FileRefused, FileTooLarge, read_bounded
+from oper8d.limits import LimitExceeded, Limits
+
 CRD_KIND = "CustomResourceDefinition"
 
 
@@ -62,12 +65,14 @@ def custom_kinds(crd: Mapping[str, Any], where: str = "CRD") -> list[CustomKind]
     return out
 
 
-def load_crd_dir(folder: Path) -> list[dict[str, Any]]:
+def load_crd_dir(folder: Path, limits: Limits | None = None) -> list[dict[str, Any]]:
     """Every CustomResourceDefinition in the ``.yaml``/``.yml``/``.json`` files under
     ``folder`` (recursively, sorted); other documents are skipped.
 
-    Raises CRDError with ``file:line`` for a file that is not YAML.
+    Raises CRDError with ``file:line`` for a file that is not YAML, and for one larger
+    than ``fileBytes`` (refused before it is read).
     """
+    max_bytes = (limits if limits is not None else Limits()).file_bytes
     if not folder.is_dir():
         raise CRDError(f"{folder}: not a directory of CRD files")
     crds: list[dict[str, Any]] = []
@@ -75,12 +80,16 @@ def load_crd_dir(folder: Path) -> list[dict[str, Any]]:
         if path.suffix not in (".yaml", ".yml", ".json") or not path.is_file():
             continue
         try:
-            docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+            text = read_bounded(path, max_bytes).decode("utf-8")
+            docs = list(yaml.safe_load_all(text))
         except yaml.MarkedYAMLError as e:
             mark = e.problem_mark
             line = f":{mark.line + 1}" if mark is not None else ""
             raise CRDError(f"{path}{line}: not valid YAML: {e.problem}") from None
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        except FileTooLarge as e:
+            too_large = LimitExceeded("file_bytes", f"{path} holds {e.size} bytes")
+            raise CRDError(f"{path}: {too_large}") from None
+        except (OSError, FileRefused, UnicodeDecodeError, yaml.YAMLError) as e:
             raise CRDError(f"{path}: cannot be read: {e}") from None
         crds.extend(_crds_in(docs))
     return crds

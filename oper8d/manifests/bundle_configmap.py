@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from oper8d.errors import BundleError, Problem
+from oper8d.bundle.loader import read_regular_file
+from oper8d.errors import BundleError, Problem, SourcePos
+from oper8d.limits import Limits
 
 #: the API server refuses a ConfigMap whose data is larger
 MAX_CONFIGMAP_BYTES = 1024 * 1024
@@ -89,8 +91,9 @@ def bundle_configmap(
     binary: dict[str, str] = {}
     digest = hashlib.sha256()
     size = 0
+    max_bytes = Limits().file_bytes
     for path in paths:
-        raw = (root / path).read_bytes()
+        raw = read_regular_file(root / path, path, SourcePos(path), max_bytes=max_bytes)
         size += len(raw)
         digest.update(f"{len(path)}:{path}:{len(raw)}:".encode() + raw)
         try:

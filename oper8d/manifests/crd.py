@@ -4,9 +4,10 @@ needs, built from the bundle, and oper8's TemporaryPatch.
 ``crd_for(controller)`` gives the CRD that installs a bundle's kind: one served, stored
 version with a status subresource, printer columns (Ready, Reason, Version, the bundle's
 own, Age) and a schema whose ``spec`` is the bundle's spec schema in structural form
-(``manifests.structural``), beside a free-form top-level ``configOverrides`` and
-``status``. A ``forEach`` with ``maxItems`` over a plain spec path (``spec.workers``) also
-bounds that array in the schema, so the API server refuses a longer list up front. A CR
+(``manifests.structural``), beside a top-level ``configOverrides`` of what the bundle's
+``resource.configSchema`` declares (empty without one) and a free-form ``status``. A
+``forEach`` with ``maxItems`` over a plain spec path (``spec.workers``) also bounds that
+array in the schema, so the API server refuses a longer list up front. A CR
 without ``spec`` gets ``spec: {}`` from the API server, and so the schema's defaults,
 exactly as the engine treats it, unless the schema requires fields: then ``spec`` is
 required. ``temporary_patch_crd()`` is the CRD of ``oper8.org/v1
@@ -57,12 +58,7 @@ def crd_for(controller: ControllerSpec) -> dict[str, Any]:
             "kind": {"type": "string"},
             "metadata": {"type": "object"},
             "spec": spec,
-            "configOverrides": {
-                "type": "object",
-                "description": "Config values of highest precedence, merged over the "
-                "operator's defaults and the oper8.org/config-defaults ConfigMap.",
-                PRESERVE: True,
-            },
+            "configOverrides": _config_schema(controller),
             "status": {"type": "object", PRESERVE: True},
         },
     }
@@ -140,6 +136,33 @@ def temporary_patch_crd() -> dict[str, Any]:
         _column("Age", ".metadata.creationTimestamp", None, type_="date"),
     ]
     return _crd(kind, copy.deepcopy(root), columns)
+
+
+def _config_schema(controller: ControllerSpec) -> dict[str, Any]:
+    """``configOverrides``: what ``resource.configSchema`` lets a CR override, in
+    structural form (the API server checks the types and prunes undeclared keys); with no
+    such schema, an object that must stay empty, so the API server refuses any override
+    (it keeps unknown fields only to refuse them: pruned, they would vanish unsaid)."""
+    described = {
+        "description": "Config values of highest precedence, merged over the operator's "
+        "defaults and the oper8.org/config-defaults ConfigMap; only what the operator's "
+        "bundle declares (resource.configSchema).",
+    }
+    declared = controller.resource.config_schema
+    if declared is None:
+        return {"type": "object", "maxProperties": 0, PRESERVE: True, **described}
+    converted = structural_schema(
+        declared, where="resource.configSchema", pos=controller.pos
+    ).schema
+    if converted.get("type", "object") != "object":
+        problem = Problem(
+            f"resource.configSchema has type {converted['type']!r}; configOverrides is an "
+            "object: use `type: object`",
+            pos=controller.pos,
+            field="configOverrides",
+        )
+        raise BundleError(problem)
+    return {**described, **converted}
 
 
 def _spec_schema(controller: ControllerSpec) -> tuple[dict[str, Any], bool]:

@@ -54,9 +54,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from oper8d.bundle.loader import read_bundle_text
 from oper8d.bundle.model import Bundle, ControllerSpec, ResourceSpec
 from oper8d.bundle.reads import cluster_scoped, is_secret
-from oper8d.errors import Oper8dError
+from oper8d.errors import BundleError, Oper8dError, SourcePos
 from oper8d.manifests.crd import TEMPORARY_PATCH_GROUP, TEMPORARY_PATCH_VERSION
 from oper8d.manifests.rbac_kinds import RBAC_GROUP, KindResource, kind_resource
 
@@ -412,9 +413,10 @@ def _renders_computed_kinds(root: Path, resource: ResourceSpec) -> bool:
     if resource.template is None:
         return False
     try:
-        text = (root / resource.template.file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return True  # gone since the bundle was loaded: assume the worst
+        file = resource.template.file
+        text = read_bundle_text(root, file, pos=SourcePos(file))
+    except BundleError:
+        return True  # changed since the bundle was loaded: assume the worst
     for part in _DOC_SPLIT.split(text):
         if all(_SILENT_LINE.match(line) for line in part.splitlines()):
             continue

@@ -215,6 +215,38 @@ def test_an_example_crd_installs_and_the_server_defaults_and_validates_its_crs(
         remove_crd(k8s, cluster, body)
 
 
+def test_the_server_takes_only_the_config_overrides_the_bundle_declares(
+    k8s: client.ApiClient, cluster: KubeCluster
+) -> None:
+    """webapp declares ``logLevel`` (an enum) in ``resource.configSchema``; stateful
+    declares nothing, so its CRD takes no override at all."""
+    webapp, stateful = example("webapp"), example("stateful")
+    crds = [crd_for(webapp), crd_for(stateful)]
+    for body in crds:
+        install_fresh(k8s, cluster, body)
+    ns = new_namespace(cluster)
+    try:
+        spec = {"image": "nginx:1.27"}
+        ok = custom_resource(webapp, "ok", ns, spec)
+        ok["configOverrides"] = {"logLevel": "debug", "networkPolicy": False}
+        created = cluster.create(ok, field_manager="test")
+        assert created["configOverrides"] == {"logLevel": "debug"}  # the undeclared key pruned
+
+        loud = custom_resource(webapp, "loud", ns, spec)
+        loud["configOverrides"] = {"logLevel": "loud"}
+        refused = refusal(cluster, loud)
+        assert refused.status == 422 and "configOverrides.logLevel" in str(refused)
+
+        notes = custom_resource(stateful, "notes", ns, {"version": "2.1.0"})
+        notes["configOverrides"] = {"dbUser": "postgres"}
+        refused = refusal(cluster, notes)
+        assert refused.status == 422 and "configOverrides" in str(refused)
+    finally:
+        cluster.delete("v1", "Namespace", ns)
+        for body in crds:
+            remove_crd(k8s, cluster, body)
+
+
 def test_kubectl_get_shows_readiness_version_and_age_of_a_cr(
     k8s: client.ApiClient, cluster: KubeCluster
 ) -> None:

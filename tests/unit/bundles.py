@@ -42,7 +42,7 @@ controllers:
       version: v1alpha1
       kind: Demo
       schema: {schema}
-"""
+{config_schema}"""
 
 
 def demo_cr(**spec: Any) -> dict[str, Any]:
@@ -61,13 +61,21 @@ def write_bundle(
     *,
     schema: Mapping[str, Any] | None = None,
     files: Mapping[str, str] | None = None,
+    config_schema: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write a bundle folder under ``root`` and return it. ``controller`` is YAML of the
     controller's keys below ``resource`` (dedented here); ``files`` are extra files
-    (templates, includes) by relative path."""
+    (templates, includes) by relative path; ``config_schema``: the resource's
+    ``configSchema`` (what a CR may override of the config; none: nothing)."""
     root.mkdir(parents=True, exist_ok=True)
     body = textwrap.indent(textwrap.dedent(controller).strip("\n"), " " * 4)
-    text = _HEADER.format(schema=json.dumps(schema or {"type": "object"})) + body + "\n"
+    overridable = (
+        f"      configSchema: {json.dumps(config_schema)}\n" if config_schema is not None else ""
+    )
+    header = _HEADER.format(
+        schema=json.dumps(schema or {"type": "object"}), config_schema=overridable
+    )
+    text = header + body + "\n"
     (root / "operator.yaml").write_text(text, encoding="utf-8")
     for rel, content in (files or {}).items():
         path = root / rel
@@ -82,9 +90,13 @@ def build(
     *,
     schema: Mapping[str, Any] | None = None,
     files: Mapping[str, str] | None = None,
+    config_schema: Mapping[str, Any] | None = None,
 ) -> Bundle:
     """``write_bundle`` then compile it."""
-    return load_bundle(write_bundle(root, controller, schema=schema, files=files))
+    written = write_bundle(
+        root, controller, schema=schema, files=files, config_schema=config_schema
+    )
+    return load_bundle(written)
 
 
 def configmap(component: str, name: str | None = None, data: str = "{}") -> str:

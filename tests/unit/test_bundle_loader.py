@@ -363,3 +363,37 @@ def test_operator_yaml_and_a_text_template_turn_a_key_into_the_same_text(key: st
     inline = load_yaml_text(text, "operator.yaml").data["data"]
     assert inline == yaml.load(text, Loader=KubernetesLoader)["data"]
     assert list(inline) == [str(key).strip("'\"").replace("0x1F", "31")]
+
+
+@pytest.mark.parametrize(
+    ("text", "data"),
+    [
+        # a mapping of merged keys only: ruamel keeps no positions for it
+        ("x:\n  <<: [{a: 1}, {b: 2}]\n", {"x": {"a": 1, "b": 2}}),
+        ("<<: [{a: 1}, {b: 2}]\n", {"a": 1, "b": 2}),
+        ("base: &b {k: 1}\nx:\n  <<: [*b, {c: 2}]\n", {"base": {"k": 1}, "x": {"k": 1, "c": 2}}),
+        # a tag on a sequence (an unknown tag keeps the data, as on a scalar or a mapping)
+        ("items: [!foo [x]]\n", {"items": [["x"]]}),
+        ("items: !foo [x]\n", {"items": ["x"]}),
+        ("items: [!foo x]\n", {"items": ["x"]}),
+    ],
+)
+def test_merged_lists_of_mappings_and_tagged_sequences_load(text: str, data: object) -> None:
+    """Each used to end in an AttributeError traceback (found by an outside audit)."""
+    assert load_yaml_text(text, "cr.yaml").data == data
+
+
+@pytest.mark.parametrize(
+    ("text", "at", "says"),
+    [
+        ("a:\n  b: !!int x\n", "f.yaml:2:6: ", "cannot be built"),
+        ("a: [1, !!float x]\n", "f.yaml:1:8: ", "cannot be built"),
+        ("a:\n  b: !!pairs [{x: 1}]\n", "f.yaml:2:6: ", "not JSON"),
+    ],
+)
+def test_a_tag_that_cannot_build_its_node_is_an_error_at_its_line(
+    text: str, at: str, says: str
+) -> None:
+    message = error_of(load_yaml_text, text, "f.yaml")
+    assert message.startswith(at)
+    assert says in message

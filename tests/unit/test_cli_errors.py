@@ -7,6 +7,7 @@ exceptions instead of printing them, so the test checks that the command ended w
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -219,3 +220,56 @@ def test_a_bundle_path_that_does_not_exist_is_a_usage_error(tmp_path: Path) -> N
 def test_an_unreadable_operator_yaml_is_reported(tmp_path: Path) -> None:
     (tmp_path / "operator.yaml").write_bytes(b"\xff\xfe\x00\x01")
     assert_reported_without_traceback(invoke("validate", tmp_path))
+
+
+_MERGED_CR = (
+    "apiVersion: demo.oper8d.io/v1alpha1\nkind: WebApp\nmetadata: {name: x}\n"
+    "spec:\n  <<: [{image: 'nginx:1'}, {replicas: 3}]\n"
+)
+
+
+def test_a_merge_of_a_list_of_mappings_reads_as_the_merged_mapping(tmp_path: Path) -> None:
+    """``<<: [{..}, {..}]`` as a mapping's only entry ended in a traceback."""
+    merged, plain = tmp_path / "merged.yaml", tmp_path / "plain.yaml"
+    merged.write_text(_MERGED_CR)
+    plain.write_text(
+        _MERGED_CR.replace(
+            "  <<: [{image: 'nginx:1'}, {replicas: 3}]", "  image: nginx:1\n  replicas: 3"
+        )
+    )
+    assert invoke("validate", WEBAPP, "--cr", merged).exit_code == 0
+    assert (
+        invoke("render", WEBAPP, "--cr", merged).stdout
+        == invoke("render", WEBAPP, "--cr", plain).stdout
+    )
+    bundle = tmp_path / "b"
+    shutil.copytree(WEBAPP, bundle)
+    operator = bundle / "operator.yaml"
+    operator.write_text(
+        operator.read_text().replace(
+            "    config:\n", "    config:\n      <<: [{a: 1}, {b: 2}]\n", 1
+        )
+    )
+    result = invoke("validate", bundle)
+    assert result.exit_code == 0, result.output
+
+
+def test_a_tagged_list_where_a_mapping_belongs_is_an_error_at_its_line(tmp_path: Path) -> None:
+    """``!foo [x]`` ended in a traceback; now it is a list, which the schema refuses."""
+    cr = tmp_path / "cr.yaml"
+    cr.write_text(
+        _MERGED_CR.replace(
+            "  <<: [{image: 'nginx:1'}, {replicas: 3}]", "  image: x\n  ingress: !foo [x]"
+        )
+    )
+    for command in ("validate", "render"):
+        result = invoke(command, WEBAPP, "--cr", cr)
+        assert_reported_without_traceback(result)
+        assert f"{cr}:6:12: spec.ingress" in result.stderr, result.stderr
+    bundle = tmp_path / "b"
+    shutil.copytree(WEBAPP, bundle)
+    operator = bundle / "operator.yaml"
+    operator.write_text(operator.read_text().replace("shortNames: [wa]", "shortNames: [!foo [wa]]"))
+    result = invoke("validate", bundle)
+    assert_reported_without_traceback(result)
+    assert "operator.yaml:14:" in result.stderr, result.stderr

@@ -29,7 +29,8 @@ components:
 
 
 def test_an_edited_config_map_is_rolled_out_to_the_cr_naming_it(tmp_path: Path) -> None:
-    h = Harness(build(tmp_path / "b", BUNDLE))
+    overridable = {"type": "object", "properties": {"logLevel": {"type": "string"}}}
+    h = Harness(build(tmp_path / "b", BUNDLE, config_schema=overridable))
     h.cluster.create(
         {
             "apiVersion": "v1",

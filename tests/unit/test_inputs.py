@@ -34,9 +34,22 @@ components:
 """
 
 
+#: what a CR may override (resource.configSchema)
+OVERRIDABLE = {
+    "type": "object",
+    "properties": {
+        "level": {"type": "string"},
+        "db": {
+            "type": "object",
+            "properties": {"host": {"type": "string"}, "port": {"type": "integer"}},
+        },
+    },
+}
+
+
 @pytest.fixture
 def controller(tmp_path: Path) -> ControllerSpec:
-    return build(tmp_path, BUNDLE, schema=SCHEMA).controllers[0]
+    return build(tmp_path, BUNDLE, schema=SCHEMA, config_schema=OVERRIDABLE).controllers[0]
 
 
 def cr(spec: dict, *, config_map: str | None = None, overrides: object = None) -> dict:
@@ -113,3 +126,29 @@ def test_the_error_counts_the_problems_it_does_not_show() -> None:
     assert error.message.endswith("spec.f4: p4 (and 2 more)")
     two = CrInputs(spec={}, config={}, spec_problems=problems[:2]).error()
     assert two is not None and two.message == "p0; spec.f1: p1"
+
+
+def test_overrides_hold_only_what_the_config_schema_declares(controller: ControllerSpec) -> None:
+    inputs = resolve_inputs(
+        controller,
+        cr({"size": 1}, config_map="site", overrides={"db": {"port": "x"}, "enabled": False}),
+        {"site": {"level": "warn", "networkPolicy": "false"}},
+    )
+    assert [str(p) for p in inputs.config_problems] == [
+        "metadata.annotations[oper8.org/config-defaults]: ConfigMap 'site': data.networkPolicy: "
+        "unknown field",
+        "configOverrides.db.port: must be an integer (got the string 'x')",
+        "configOverrides.enabled: unknown field",
+    ]
+
+
+def test_without_a_config_schema_nothing_may_be_overridden(tmp_path: Path) -> None:
+    controller = build(tmp_path, BUNDLE, schema=SCHEMA).controllers[0]
+    body = cr({"size": 1}, config_map="site", overrides={"level": "debug"})
+    inputs = resolve_inputs(controller, body, {"site": {"level": "warn"}})
+    assert [p.field for p in inputs.config_problems] == [
+        "metadata.annotations[oper8.org/config-defaults]",
+        "configOverrides",
+    ]
+    assert all("override no config" in p.message for p in inputs.config_problems)
+    assert resolve_inputs(controller, cr({"size": 1}, overrides={}), {}).problems == ()

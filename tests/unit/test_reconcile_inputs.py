@@ -39,9 +39,20 @@ components:
 """
 
 
+#: what a CR may override (resource.configSchema)
+OVERRIDABLE = {
+    "type": "object",
+    "properties": {
+        "logLevel": {"type": "string"},
+        "untouched": {"type": "string"},
+        "db": {"type": "object", "properties": {"port": {"type": "integer"}}},
+    },
+}
+
+
 @pytest.fixture
 def h(tmp_path: Path) -> Harness:
-    return Harness(build(tmp_path, CONFIG_BUNDLE, schema=SCHEMA))
+    return Harness(build(tmp_path, CONFIG_BUNDLE, schema=SCHEMA, config_schema=OVERRIDABLE))
 
 
 def test_a_cr_violating_the_schema_is_a_config_error_naming_the_field(h: Harness) -> None:
@@ -103,6 +114,59 @@ def test_bundle_config_is_overridden_by_the_config_defaults_map_and_then_by_over
     assert data["untouched"] == "from-cr"  # overrides beat the map
     assert data["port"] == "6432"  # dicts merge: the override changes one key ...
     assert data["host"] == "db.local"  # ... and keeps the others
+
+
+@pytest.mark.parametrize(
+    ("overrides", "says"),
+    [
+        ({"mode": "fast"}, "configOverrides.mode: unknown field"),
+        ({"db": {"host": "evil"}}, "configOverrides.db.host: unknown field"),
+        ({"db": {"port": "6432"}}, "configOverrides.db.port: must be an integer"),
+        ({"logLevel": False}, "configOverrides.logLevel: must be a string"),
+    ],
+)
+def test_an_override_the_bundle_does_not_declare_is_a_config_error(
+    h: Harness, overrides: dict[str, object], says: str
+) -> None:
+    h.create({"size": 1}, configOverrides=overrides)
+    h.reconcile()
+    ready = condition(h.cr(), "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "ConfigError")
+    assert says in ready["message"]
+    assert h.objects() == []  # nothing deployed
+
+
+def test_a_config_map_key_the_bundle_does_not_declare_is_a_config_error(h: Harness) -> None:
+    h.cluster.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "site-defaults", "namespace": "default"},
+            "data": {"logLevel": "warn", "enabled": "false"},
+        }
+    )
+    h.create({"size": 1}, annotations={"oper8.org/config-defaults": "site-defaults"})
+    h.reconcile()
+    ready = condition(h.cr(), "Ready")
+    assert ready["reason"] == "ConfigError"
+    assert "ConfigMap 'site-defaults': data.enabled: unknown field" in ready["message"]
+    assert [o for o in h.objects() if o["kind"] != "ConfigMap"] == []
+    assert h.names("ConfigMap") == ["site-defaults"]
+
+
+def test_without_a_config_schema_a_cr_overrides_nothing(tmp_path: Path) -> None:
+    """The secure default: ``enabled: "{{ config.x }}"`` is the bundle author's alone."""
+    h = Harness(build(tmp_path, CONFIG_BUNDLE, schema=SCHEMA))
+    h.create({"size": 1}, configOverrides={"logLevel": "debug"})
+    h.reconcile()
+    ready = condition(h.cr(), "Ready")
+    assert ready["reason"] == "ConfigError"
+    assert "configOverrides: this operator lets a CR override no config" in ready["message"]
+    assert h.objects() == []
+    fresh = Harness(build(tmp_path / "again", CONFIG_BUNDLE, schema=SCHEMA))
+    fresh.create({"size": 1}, configOverrides={})  # empty: nothing overridden, fine
+    fresh.settle()
+    assert condition(fresh.cr(), "Ready")["reason"] == "Stable"
 
 
 def test_a_missing_config_defaults_map_is_a_config_error(h: Harness) -> None:

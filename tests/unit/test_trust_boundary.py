@@ -212,7 +212,9 @@ MONITORING = (
 def test_a_cr_config_override_cannot_choose_a_declared_namespace(tmp_path: Path) -> None:
     # the namespace comes from config, which the operator sets, but a CR's
     # configOverrides would move the object to kube-system (found by an outside tester)
-    bundle = write_bundle(tmp_path / "b", MONITORING)
+    # (declared overridable: without a configSchema a CR overrides nothing at all)
+    overridable = {"type": "object", "properties": {"monitoringNamespace": {"type": "string"}}}
+    bundle = write_bundle(tmp_path / "b", MONITORING, config_schema=overridable)
     tenant = {**demo_cr(), "configOverrides": {"monitoringNamespace": "kube-system"}}
 
     run = run_offline(bundle, tenant)
@@ -227,7 +229,9 @@ def test_a_declared_namespace_from_config_only_a_cr_sets_is_refused_clearly(
     tmp_path: Path,
 ) -> None:
     bundle = write_bundle(
-        tmp_path / "b", MONITORING.replace("config.monitoringNamespace", "config.elsewhere")
+        tmp_path / "b",
+        MONITORING.replace("config.monitoringNamespace", "config.elsewhere"),
+        config_schema={"type": "object", "properties": {"elsewhere": {"type": "string"}}},
     )
     tenant = {**demo_cr(), "configOverrides": {"elsewhere": "kube-system"}}
 
