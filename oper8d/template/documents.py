@@ -135,6 +135,10 @@ class DocumentCache:
                 documents.append(document)
         except yaml.YAMLError as exc:
             raise self._yaml_error(exc, text, slots) from exc
+        except ValueError as exc:  # what a value's place makes of it (``slots``)
+            raise ConfigError(
+                f"{exc} (run `oper8d render` to see the rendered text)", pos=SourcePos(self.file)
+            ) from None
         finally:
             loader.dispose()
         return documents

@@ -34,23 +34,31 @@ class KubernetesLoader(BaseLoader):  # type: ignore[misc, valid-type]
     def construct_mapping(self, node: Any, deep: bool = False) -> dict[str, Any]:
         if not isinstance(node, yaml.MappingNode):
             return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
-        merges = any(key.tag == _MERGE_TAG for key, _value in node.value)
-        if merges:
+        own = sum(1 for key, _value in node.value if key.tag != _MERGE_TAG)
+        if own < len(node.value):
             self.flatten_mapping(node)  # merged keys first: the mapping's own ones win
+        merged = len(node.value) - own  # (a merged key may repeat; an own key may not)
         mapping: dict[str, Any] = {}
-        for key_node, value_node in node.value:
+        own_keys: set[str] = set()
+        for index, (key_node, value_node) in enumerate(node.value):
             key = self.construct_object(key_node, deep=deep)
             if not isinstance(key, str):  # (a str subclass: ``slotloader.SpliceMark``)
                 key = json_key(key, key_node)
-            if key in mapping and not merges:
-                raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping",
-                    node.start_mark,
-                    f"found the key {key!r} twice",
-                    key_node.start_mark,
-                )
+            if index >= merged:
+                if key in own_keys:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping",
+                        node.start_mark,
+                        f"found the key {self.shown_key(key_node, key)!r} twice",
+                        key_node.start_mark,
+                    )
+                own_keys.add(key)
             mapping[key] = self.construct_object(value_node, deep=deep)
         return mapping
+
+    def shown_key(self, node: Any, key: str) -> str:
+        """A key as an error message may quote it."""
+        return key
 
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"

@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 from typing import Any
 
 import yaml
 
+from oper8d.objects import json_key_text
 from oper8d.template.kubeyaml import KubernetesLoader
 from oper8d.template.slots import Slots
 from oper8d.template.values import copy_result
@@ -120,6 +122,9 @@ class SlotLoader(KubernetesLoader):
                 key_node.tag = _KEY_TAG
         return super().construct_mapping(node, deep=deep)
 
+    def shown_key(self, node: Any, key: str) -> str:
+        return self.slots.hide(node.value) if self.slots.nonce in node.value else key
+
     def construct_key(self, node: Any) -> str:
         value = self.construct_scalar(node)
         if node.style in ("|", ">"):
@@ -162,8 +167,9 @@ class SlotLoader(KubernetesLoader):
         header = self._text[start:header_end]
         body = self._text[header_end:end]
         filled = self.slots.fill(body)
-        # the lines keep their columns, all right of the parent key's: a block under ``v``
-        source = f"v: {header}{filled}"
+        # the lines keep their columns, all right of the parent's: a block under ``v`` at
+        # the parent's column, which an indentation indicator (``|2``) counts from
+        source = f"{' ' * _parent_column(self._text, start)}v: {header}{filled}"
         try:
             parsed = yaml.load(source, Loader=KubernetesLoader)
         except UnicodeEncodeError:  # a lone surrogate: no text YAML (or the API) holds
@@ -213,6 +219,20 @@ def plain_scalar(value: Any, loader: SlotLoader | None = None) -> Any:
     return typed if _json_text(typed) == value else value
 
 
+#: what stands before a block scalar's header on its line: the parent's column is that of
+#: the key (after any ``- `` of the items it is in), or of the last ``-`` of a bare item
+_HEADER_PREFIX = re.compile(r"([ ]*(?:-[ ]+)*)(.*)")
+
+
+def _parent_column(text: str, start: int) -> int:
+    line = text[text.rfind("\n", 0, start) + 1 : start]
+    match = _HEADER_PREFIX.match(line)
+    lead, rest = (match.group(1), match.group(2)) if match else ("", line)
+    if rest.strip():
+        return len(lead)
+    return lead.rstrip().rfind("-") if "-" in lead else len(lead)
+
+
 SlotLoader.add_constructor(_STR_TAG, SlotLoader.construct_yaml_str)
 SlotLoader.add_constructor(_KEY_TAG, SlotLoader.construct_key)
 
@@ -225,16 +245,22 @@ class SpliceMark(str):
 
 
 def key_text(raw: str, style: str | None, slots: Slots) -> str:
-    """A mapping key holding tokens: its text, or a :class:`SpliceMark` where
-    ``Slots.splice_lines`` wrote one."""
-    if (
-        not style
-        and slots.spliceable
-        and raw.startswith(slots.nonce)
-        and raw.endswith("m")
-        and raw[len(slots.nonce) : -1].isdigit()
-    ):
+    """A mapping key holding tokens: its text; a placed string alone in it is that string
+    (``{{ k | quote }}: v`` is the key ``k``, as Helm's output reads); a
+    :class:`SpliceMark` where ``Slots.splice_lines`` wrote one."""
+    index = raw[len(slots.nonce) : -1]
+    if style or not raw.startswith(slots.nonce) or not index.isdigit():
+        return slots.fill(raw)
+    if raw[-1] == "m" and slots.spliceable:
         return SpliceMark(raw)
+    placed = slots.placed.get(int(index))
+    if raw[-1] == "z" and placed is not None and not placed.typed:
+        text = placed.data if isinstance(placed.data, str) else json_key_text(placed.data)
+        if text is None:
+            raise ValueError(
+                f"a {type(placed.data).__name__} printed as a key: a key is one string"
+            )
+        return text
     return slots.fill(raw)
 
 

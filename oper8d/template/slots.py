@@ -32,9 +32,11 @@ mappings); a tuple, a namespace, a macro or a dict view is an error.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,8 +76,7 @@ class Slots:
         self.placed: dict[int, Placed] = {}
         #: whether a mapping or list was placed (then lines may need :meth:`splice_lines`)
         self.spliceable = False
-        n = re.escape(nonce)
-        self.pattern = re.compile(rf"- {n}(\d+)s|{n}(\d+)m:|{n}(\d+)z")
+        self.pattern = _patterns(nonce)
 
     def token(self, value: Any) -> str:
         self.values.append(value)
@@ -97,18 +98,52 @@ class Slots:
         return _text(self.values[index])
 
     def fill(self, text: str) -> str:
-        """``text`` with every token replaced by the text of its value."""
+        """``text`` with every token replaced by the text of its value, within ``limit``
+        (a template may print one long value many times); a splice mark YAML did not read
+        as a key or an item is an error (its data stood alone on its line but its line
+        went on)."""
         if self.nonce not in text:
             return text
-        return self.pattern.sub(self._replacement, text)
+        parts: list[str] = []
+        size, at = 0, 0
+        for match in self.pattern.finditer(text):
+            if match.group(4) is not None:
+                raise ValueError(
+                    "data printed alone on its line (`to_yaml`/`to_json` of a mapping or a "
+                    "list) is continued by the next line: put nothing after it that YAML "
+                    "reads as part of it"
+                )
+            index = match.group(1) or match.group(2) or match.group(3)
+            value = self.text_of(int(index))
+            parts += (text[at : match.start()], value)
+            size += match.start() - at + len(value)
+            at = match.end()
+            if self.limit is not None and size > self.limit:
+                raise LimitExceeded(
+                    "rendered_bytes", "the text with its printed values is larger than the limit"
+                )
+        parts.append(text[at:])
+        return "".join(parts)
 
-    def _replacement(self, match: re.Match[str]) -> str:
-        index = match.group(1) or match.group(2) or match.group(3)
-        return self.text_of(int(index))
+    def repadded(self, text: str, width: int) -> str:
+        """``text``, indented by ``width`` more, with each placed value's token replaced by
+        one whose later lines are indented that much more too (Helm's ``indent`` of text
+        indents the lines of what was printed into it)."""
+        if not self.placed:
+            return text
+
+        def repad(match: re.Match[str]) -> str:
+            index = match.group(3)
+            placed = self.placed.get(int(index)) if index is not None else None
+            if placed is None:
+                return match.group(0)
+            return self.place(dataclasses.replace(placed, pad=placed.pad + width))
+
+        return self.pattern.sub(repad, text)
 
     def hide(self, text: str) -> str:
         """``text`` with each value shown as ``{{…}}``: rendered text quoted in an error
-        without the values, which may be secrets."""
+        without the values, which may be secrets (and without the nonce)."""
         return self.pattern.sub("{{…}}", text)
 
     def splice_lines(self, text: str) -> str:
@@ -130,6 +165,12 @@ class Slots:
             return match.group(0)
 
         return re.sub(rf"(?m)^([ ]*){n}(\d+)z(?=[ ]*$)", rewrite, text)
+
+
+@functools.lru_cache(maxsize=16)
+def _patterns(nonce: str) -> re.Pattern[str]:
+    n = re.escape(nonce)
+    return re.compile(rf"- {n}(\d+)s|{n}(\d+)m:|{n}(\d+)z|{n}(\d+)[ms]")
 
 
 def _text(value: Any) -> str:
@@ -199,9 +240,16 @@ class TemplateText(_SeenAsValue):
             raise SecurityError("template text of another render cannot be printed here")
         return self._text
 
-    def with_text(self, change: Callable[[str], str]) -> TemplateText:
-        """Template text changed by ``change``, which only adds or drops whitespace."""
-        return TemplateText(change(self._text), self._slots)
+    def trimmed(self) -> TemplateText:
+        """Without the whitespace around it (never part of a token)."""
+        return TemplateText(self._text.strip(), self._slots)
+
+    def indented(self, width: int, newline: bool) -> TemplateText:
+        """Helm's ``indent``/``nindent``: every line, and every later line of a value
+        placed in it (``Slots.repadded``), ``width`` columns further right."""
+        pad = " " * width
+        text = ("\n" if newline else "") + pad + self._text.replace("\n", "\n" + pad)
+        return TemplateText(self._slots.repadded(text, width), self._slots)
 
     @property
     def slots(self) -> Slots:

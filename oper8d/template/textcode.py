@@ -250,17 +250,19 @@ def _indenting(
     :class:`Placed` behind the layout, so the layout is text and the rest one token."""
     name = "nindent" if newline else "indent"
 
-    def indenting(value: Any, width: int = 4) -> Any:
+    def indenting(value: Any, width: int = 4, *more: Any, **named: Any) -> Any:
+        if more or named:
+            raise TypeError(
+                f"{name} takes one argument, the width: it indents every line, the first too "
+                "(Helm's)"
+            )
         if not isinstance(width, int) or isinstance(width, bool):
             return function(as_value(value), width)  # its own error
         check_width(abs(width), name)
-        pad = " " * width
         if type(value) is TemplateText:
             lines = value.raw.count("\n") + 1
             check_width(len(value.raw) + lines * width, name)
-            return value.with_text(
-                lambda text: ("\n" if newline else "") + pad + text.replace("\n", "\n" + pad)
-            )
+            return value.indented(width, newline)
         if type(value) is not Placed:
             function(value, 0)  # an undefined value fails as the filter fails
             text = str(value)
@@ -278,7 +280,7 @@ def _trimming(function: Callable[..., Any]) -> Callable[..., Any]:
 
     def trimming(value: Any, *args: Any, **kwargs: Any) -> Any:
         if type(value) is TemplateText and not args and not kwargs:
-            return value.with_text(str.strip)
+            return value.trimmed()
         return function(as_value(value), *args, **kwargs)
 
     trimming.__name__ = "trim"

@@ -4,9 +4,11 @@ Helm idioms docs/bundle-format.md lists work, and the others fail with a clear m
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+import yaml
 
 from oper8d.errors import BundleError, ConfigError
 from oper8d.template import TemplateEngine
@@ -180,3 +182,68 @@ def test_a_value_spelling_a_splice_mark_is_only_its_text(line: str) -> None:
     (obj,) = template.render({"data": data, "k": f"{nonce}0m", "i": f"{nonce}0s"})
     assert obj["secret"] == data
     assert "S3CRET" not in str(obj["mine"])
+
+
+# -- an outside tester's findings ----------------------------------------------------------
+
+
+def test_data_in_a_macros_block_scalar_keeps_its_lines_when_the_macro_is_indented() -> None:
+    # nindent of the macro moved the token but not the later lines of the data it placed
+    source = (
+        "{% macro appconfig() -%}\napp.yaml: |\n  auth:\n    enabled: true\n  user:\n"
+        "    {{- prefs | to_yaml | nindent(4) }}\n{%- endmacro %}\n"
+        "data:\n  {{- appconfig() | nindent(2) }}\n"
+    )
+    hostile = {"a": 1, "auth": {"enabled": False}}
+    (obj,) = render(source, prefs=hostile)
+    app = yaml.safe_load(obj["data"]["app.yaml"])
+    assert app == {"auth": {"enabled": True}, "user": hostile}
+
+
+def test_a_key_printed_beside_a_merge_key_cannot_replace_the_templates_own() -> None:
+    source = (
+        "x-defaults: &defaults\n  serviceAccountName: app\n"
+        "spec:\n  <<: *defaults\n  securityContext:\n    runAsNonRoot: true\n"
+        "  {{ key }}: {{ value | to_json }}\n"
+    )
+    with pytest.raises(ConfigError, match=re.escape("found the key '{{…}}' twice")):
+        render(source, key="securityContext", value={"privileged": True})
+    assert render(source, key="hostname", value="web")[0]["spec"]["securityContext"] == {
+        "runAsNonRoot": True
+    }
+
+
+def test_spliced_data_continued_by_the_next_line_is_refused_not_leaked() -> None:
+    source = "description: {{ d | to_yaml | nindent(2) }}\n    (managed by oper8d)\n"
+    assert render(source, d="hello") == [{"description": "hello (managed by oper8d)"}]
+    with pytest.raises(ConfigError, match="continued by the next line"):
+        render(source, d=["a", "b"])
+
+
+def test_a_value_printed_many_times_is_bounded_while_it_is_computed_on() -> None:
+    source = (
+        "{% macro cfg() %}{% for u in users %}{{ u }}: {{ base }}\n{% endfor %}{% endmacro %}"
+        "checksum: {{ cfg() | sha256 }}\n"
+    )
+    with pytest.raises(ConfigError, match="renderedBytes"):
+        render(source, base="x" * 500_000, users=[f"u{i}" for i in range(50)])
+
+
+def test_an_indentation_indicator_counts_from_the_blocks_parent() -> None:
+    source = "data:\n  nested:\n    script: |2\n        hello {{ v }}\n        end\n"
+    expected = yaml.safe_load(source.replace("{{ v }}", "x"))
+    assert render(source, v="x") == [expected]
+    with pytest.raises(ConfigError, match="would end the block"):
+        render(source, v="x\n  y: z")
+
+
+def test_a_quoted_key_is_the_string_it_quotes() -> None:
+    source = (
+        "labels:\n{% for k, v in labels.items() %}  {{ k | quote }}: {{ v | quote }}\n{% endfor %}"
+    )
+    assert render(source, labels={"team": "a", "5": "b"}) == [{"labels": {"team": "a", "5": "b"}}]
+
+
+def test_indent_says_it_takes_one_width() -> None:
+    with pytest.raises(ConfigError, match="indent takes one argument, the width"):
+        render("a: {{ v | indent(2, true) }}\n", v="x")
