@@ -14,6 +14,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from oper8d.kubeschema.messages import Errors, MapKey, Path, enum_error, show_value
+from oper8d.kubeschema.objectmeta import label_problem
 
 if TYPE_CHECKING:
     from fractions import Fraction
@@ -111,6 +112,11 @@ def port_number_problem(
 def _container(
     ctr: dict[str, Any], path: Path, volumes: set[str] | None, pod: bool, errors: Errors
 ) -> None:
+    name = ctr.get("name")
+    if isinstance(name, str) and name:
+        problem = label_problem(name)
+        if problem is not None:
+            errors.append(((*path, "name"), f"Invalid value: {show_value(name)}: {problem}"))
     for i, port in _dicts(ctr.get("ports")):
         port_number_problem(port, "containerPort", (*path, "ports", i), True, errors)
         port_number_problem(port, "hostPort", (*path, "ports", i), False, errors)

@@ -13,6 +13,7 @@ templates), found once per kind by walking its schema definitions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -181,6 +182,41 @@ def _rolling_update(obj: dict[str, Any], errors: Errors) -> None:
         errors.append((path, f"Invalid value: {show_value(unavailable)}: {message}"))
 
 
+#: what the API server reads as a percentage in an int-or-string field (``IsValidPercent``)
+_PERCENT = re.compile(r"[0-9]+%")
+_PERCENT_MSG = (
+    "a valid percent string must be a numeric string followed by an ending '%' "
+    "(e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
+)
+
+
+def _int_or_percent(*paths: Path) -> Rule:
+    """Int-or-string fields the API server reads as a count or a percentage: a string
+    must be a percentage (``"1"`` is refused live, though YAML wrote it quoted)."""
+
+    def rule(obj: dict[str, Any], errors: Errors) -> None:
+        for path in paths:
+            value = _at(obj, *path)
+            if isinstance(value, str) and not _PERCENT.fullmatch(value):
+                errors.append((path, f"Invalid value: {show_value(value)}: {_PERCENT_MSG}"))
+
+    return rule
+
+
+#: the shorthands of Go's cron parser that a CronJob schedule may be instead of 5 fields
+_CRON_DESCRIPTOR = re.compile(r"@(yearly|annually|monthly|weekly|daily|midnight|hourly|every .+)")
+
+
+def _cron_schedule(obj: dict[str, Any], errors: Errors) -> None:
+    schedule = _at(obj, "spec", "schedule")
+    if not isinstance(schedule, str) or _CRON_DESCRIPTOR.fullmatch(schedule.strip()):
+        return
+    fields = schedule.split()
+    if len(fields) != 5 and not schedule.lstrip().startswith(("TZ=", "CRON_TZ=")):
+        message = f"expected exactly 5 fields, found {len(fields)}: {schedule}"
+        errors.append((("spec", "schedule"), f"Invalid value: {show_value(schedule)}: {message}"))
+
+
 def _pdb(obj: dict[str, Any], errors: Errors) -> None:
     spec = obj.get("spec")
     both = isinstance(spec, dict) and None not in (
@@ -193,6 +229,7 @@ def _pdb(obj: dict[str, Any], errors: Errors) -> None:
 
 
 _TEMPLATE = ("spec", "template", "spec")
+_ROLLING = ("maxUnavailable", "maxSurge")
 RULES: dict[tuple[str, str], tuple[Rule, ...]] = {
     ("", "Pod"): (_pods(("spec",), None, pod=True),),
     ("", "PodTemplate"): (_pods(("template", "spec"), None),),
@@ -202,6 +239,7 @@ RULES: dict[tuple[str, str], tuple[Rule, ...]] = {
         _at_least("replicas", 0),
         _selector("deployment"),
         _rolling_update,
+        _int_or_percent(*(("spec", "strategy", "rollingUpdate", f) for f in _ROLLING)),
     ),
     ("apps", "StatefulSet"): (
         _pods(_TEMPLATE, _WORKLOAD_RESTART, claims=True),
@@ -219,11 +257,17 @@ RULES: dict[tuple[str, str], tuple[Rule, ...]] = {
         _at_least("parallelism", 0),
         _at_least("completions", 0),
     ),
-    ("batch", "CronJob"): (_pods(("spec", "jobTemplate", *_TEMPLATE), _JOB_RESTART),),
+    ("batch", "CronJob"): (
+        _pods(("spec", "jobTemplate", *_TEMPLATE), _JOB_RESTART),
+        _cron_schedule,
+    ),
     ("autoscaling", "HorizontalPodAutoscaler"): (_hpa,),
     ("networking.k8s.io", "Ingress"): (_ingress,),
     ("", "Service"): (_service,),
-    ("policy", "PodDisruptionBudget"): (_pdb,),
+    ("policy", "PodDisruptionBudget"): (
+        _pdb,
+        _int_or_percent(("spec", "minAvailable"), ("spec", "maxUnavailable")),
+    ),
 }
 
 

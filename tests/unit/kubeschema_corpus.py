@@ -480,6 +480,55 @@ SEMANTIC_CASES: list[Case] = [
     Case("hpa min over max", _hpa(minReplicas=8), True, "spec.maxReplicas"),
     Case("hpa max zero", _hpa(maxReplicas=0), True, "spec.maxReplicas"),
     Case("pdb min available", _pdb(minAvailable=1), False),
+    Case("pdb max unavailable percent", _pdb(maxUnavailable="25%"), False),
+    # refused only live before (issue 18): a number written as a string is no percent
+    Case("pdb max unavailable quoted", _pdb(maxUnavailable="1"), True, "spec.maxUnavailable"),
+    Case("pdb min available quoted", _pdb(minAvailable="one"), True, "spec.minAvailable"),
+    Case(
+        "deployment max surge quoted",
+        _with(deployment(), "spec.strategy", {"rollingUpdate": {"maxSurge": "2"}}),
+        True,
+        "spec.strategy.rollingUpdate.maxSurge",
+    ),
+    Case(
+        "deployment max surge percent",
+        _with(deployment(), "spec.strategy", {"rollingUpdate": {"maxSurge": "30%"}}),
+        False,
+    ),
+    Case(
+        "container name upper case",
+        deployment(name="Web"),
+        True,
+        f"{_P}.name",
+    ),
+    Case(
+        "init container name upper case",
+        _with(deployment(), f"{_TS}.initContainers", [{"name": "Init", "image": "busybox"}]),
+        True,
+        f"{_TS}.initContainers[0].name",
+    ),
+    Case(
+        "cronjob schedule of four fields",
+        _with(_cronjob(restartPolicy="Never"), "spec.schedule", "0 3 * *"),
+        True,
+        "spec.schedule",
+    ),
+    Case(
+        "cronjob schedule of six fields",
+        _with(_cronjob(restartPolicy="Never"), "spec.schedule", "0 0 3 * * *"),
+        True,
+        "spec.schedule",
+    ),
+    Case(
+        "cronjob schedule descriptor",
+        _with(_cronjob(restartPolicy="Never"), "spec.schedule", "@daily"),
+        False,
+    ),
+    Case(
+        "cronjob schedule with names",
+        _with(_cronjob(restartPolicy="Never"), "spec.schedule", "*/5 1-3 * JAN-MAR MON,FRI"),
+        False,
+    ),
     Case("pdb both", _pdb(minAvailable=1, maxUnavailable=1), True, "spec"),
     # Ingress hosts
     Case("ingress host", _host("shop.acme.test"), False),
