@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from oper8d.clock import rfc3339
 from oper8d.cluster.base import ClusterReader
 from oper8d.cluster.fields import MISSING, clone
-from oper8d.cluster.workload_status import Builder, StatusContext, builder_for
+from oper8d.cluster.memory.workload_status import Builder, StatusContext, builder_for
 from oper8d.objects import Obj
 
 __all__ = ["ClusterView", "DefaultSimulator", "Simulator"]

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from oper8d.cluster import admission, fields
+from oper8d.cluster import fields
 from oper8d.cluster.base import Propagation
-from oper8d.cluster.index import Key, ObjectIndex
+from oper8d.cluster.memory import admission
+from oper8d.cluster.memory.index import Key, ObjectIndex
 from oper8d.errors import ClusterError
 from oper8d.objects import Obj
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from oper8d.cluster.admission import describe
+from oper8d.cluster.memory.admission import describe
 from oper8d.errors import ClusterError
 from oper8d.objects import Obj
 

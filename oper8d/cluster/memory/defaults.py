@@ -25,10 +25,10 @@ from __future__ import annotations
 from typing import Any
 
 from oper8d.cluster.copies import clone
-from oper8d.cluster.defaults_builtin import default_builtin
-from oper8d.cluster.defaults_crd import default_custom
-from oper8d.cluster.defaults_plan import DefaultPlans
 from oper8d.cluster.listtypes import Shape
+from oper8d.cluster.memory.defaults_builtin import default_builtin
+from oper8d.cluster.memory.defaults_crd import default_custom
+from oper8d.cluster.memory.defaults_plan import DefaultPlans
 from oper8d.kubeschema import KubeSchemas
 
 __all__ = [

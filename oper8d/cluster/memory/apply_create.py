@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from oper8d.cluster.admission import unknown_fields
 from oper8d.cluster.copies import clone
-from oper8d.cluster.defaults import decode_string_map, fill_item_keys, fill_key_defaults
 from oper8d.cluster.fields import Owners, Path
 from oper8d.cluster.listtypes import Shape, item_id
+from oper8d.cluster.memory.admission import unknown_fields
+from oper8d.cluster.memory.defaults import decode_string_map, fill_item_keys, fill_key_defaults
 
 __all__ = ["apply_create"]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from oper8d.cluster.defaults_plan import Defaulter, DefaultPlans, resolve
+from oper8d.cluster.memory.defaults_plan import Defaulter, DefaultPlans, resolve
 
 _CORE = "io.k8s.api.core.v1."
 _RBAC = "io.k8s.api.rbac.v1."

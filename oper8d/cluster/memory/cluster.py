@@ -113,11 +113,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from oper8d.cluster.base import Method, Propagation, check_propagation
-from oper8d.cluster.entries import out, outlined, shaped
 from oper8d.cluster.fields import clone
+from oper8d.cluster.memory.entries import out, outlined, shaped
+from oper8d.cluster.memory.simulate import Simulator
+from oper8d.cluster.memory.store import Store
 from oper8d.cluster.selectors import as_selector
-from oper8d.cluster.simulate import Simulator
-from oper8d.cluster.store import Store
 from oper8d.errors import ClusterError
 from oper8d.kubeschema import KubeSchemas
 from oper8d.objects import Obj
