@@ -2,7 +2,7 @@
 
 Each shortcut exists only because a render writes hundreds of objects (issue 10): a
 create by server-side apply checks, fills and takes the applied config in one walk
-without a merge (``cluster.apply_create``), a list item's identity is written without the
+without a merge (``cluster.memory.apply_create``), a list item's identity is written without the
 JSON encoder when it is simple (``listtypes._json``), ownership is trimmed to the stored
 object when read rather than at every write, built-in defaulting walks only where a
 default can be (``defaults_plan``), deterministic uids are hashed without building

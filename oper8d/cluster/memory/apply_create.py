@@ -1,6 +1,6 @@
 """A create by server-side apply in one walk: what an offline render does to every object.
 
-Used by ``cluster.store`` when a server-side apply names an object that does not exist.
+Used by ``cluster.memory.store`` when a server-side apply names an object that does not exist.
 The general path walks the applied configuration three times along the kind's schema
 (``cluster.listtypes``) before merging it into nothing: ``admission.unknown_fields``
 (a field the schema lacks fails the apply), ``defaults.fill_key_defaults`` (the port

@@ -1,6 +1,6 @@
 """Deletion in the in-memory API server: finalizers, garbage collection, namespaces.
 
-Part of ``cluster.store.Store`` (mixed in), used only through ``MemoryCluster.delete``
+Part of ``cluster.memory.store.Store`` (mixed in), used only through ``MemoryCluster.delete``
 and the store's write path. What it models is described in ``cluster.memory``'s
 docstring: deletionTimestamp and finalizers, synchronous garbage collection through
 ownerReferences (Background, Foreground with the ``foregroundDeletion`` finalizer,
@@ -25,7 +25,7 @@ class DeletionMixin:
     """Deletion and garbage collection over the store's objects. The store provides the
     attributes and write methods declared here."""
 
-    if TYPE_CHECKING:  # provided by cluster.store.Store
+    if TYPE_CHECKING:  # provided by cluster.memory.store.Store
         _objects: dict[Key, Any]  # Key -> entry with obj, owners, propagation
         _index: ObjectIndex
         _by_uid: dict[str, Key]

@@ -1,7 +1,7 @@
 """What the in-memory API server keeps of each object, and the rules between one stored
 version of an object and the next that need nothing else of the store.
 
-Used by ``cluster.store`` (and ``cluster.memory``, for the copies handed in and out).
+Used by ``cluster.memory.store`` (and ``cluster.memory.cluster``, for the copies in and out).
 """
 
 from __future__ import annotations

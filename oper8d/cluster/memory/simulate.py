@@ -9,7 +9,7 @@ spec/metadata change (``on_write``) and every simulation step (``on_tick``, driv
 path as ``update_status`` (new resourceVersion, a watch event; spec is never touched).
 
 ``DefaultSimulator`` reports what the real controllers would (see
-``cluster.workload_status``): Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs,
+``cluster.memory.workload_status``): Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs,
 Pods, PersistentVolumeClaims, LoadBalancer Services, Ingresses and
 CustomResourceDefinitions, with statuses that kstatus judges Current. Two knobs:
 

@@ -3,9 +3,10 @@
 Used only by ``cluster.memory.MemoryCluster``, which holds its lock around every call,
 counts requests and delivers the watch events queued here in ``events``. The rules
 (system metadata, resourceVersion, generation, status, finalizers, garbage collection,
-namespaces) are described in ``cluster.memory``'s docstring; field merging and
-ownership live in ``cluster.fields``, admission checks in ``cluster.admission``, defaults
-in ``cluster.defaults`` (and what a kind's registry sets in ``cluster.defaults_server``).
+namespaces) are described in ``cluster.memory.cluster``'s docstring; field merging and
+ownership live in ``cluster.fields``, admission checks in ``cluster.memory.admission``,
+defaults in ``cluster.memory.defaults`` (and what a kind's registry sets in
+``cluster.memory.defaults_server``).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ _FIRST_CLUSTER_IP = int(ipaddress.IPv4Address("10.96.0.0"))
 
 def _group_of(api_version: Any, kind: Any) -> str:
     """The group of ``api_version``; a ClusterError when it is not an apiVersion, as the
-    real client refuses it before sending (``cluster.kube_discovery``)."""
+    real client refuses it before sending (``cluster.kube.discovery``)."""
     try:
         return group_of(api_version)
     except ValueError as err:
