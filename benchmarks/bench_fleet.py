@@ -58,7 +58,7 @@ from benchmarks.memory import peak_rss_mib
 from oper8d.bundle import load_bundle
 from oper8d.clock import FakeClock
 from oper8d.cluster.memory import MUTATING_VERBS, MemoryCluster, sequential_uids
-from oper8d.cluster.simulate import DefaultSimulator
+from oper8d.cluster.memory.simulate import DefaultSimulator
 from oper8d.engine.fingerprint import ChangeTracker
 from oper8d.engine.reconcile import Reconciler, ReconcilerOptions
 from oper8d.engine.session import SeededRandoms

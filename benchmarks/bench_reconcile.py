@@ -29,7 +29,7 @@ from benchmarks.timing import Row, Samples, sample
 from oper8d.bundle import Bundle, load_bundle
 from oper8d.clock import FakeClock
 from oper8d.cluster.memory import MUTATING_VERBS, MemoryCluster, sequential_uids
-from oper8d.cluster.simulate import DefaultSimulator
+from oper8d.cluster.memory.simulate import DefaultSimulator
 from oper8d.dag import Graph, run_concurrent, run_serial
 from oper8d.engine.reconcile import Reconciler, ReconcileResult, ReconcilerOptions
 from oper8d.engine.session import SeededRandoms

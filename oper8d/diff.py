@@ -35,10 +35,10 @@ from typing import Any, Literal, Protocol
 
 from oper8d import yamlio
 from oper8d.bundle.model import Bundle, ControllerSpec
-from oper8d.cluster.admission import sorted_keys
 from oper8d.cluster.base import ClusterReader
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
-from oper8d.cluster.simulate import DefaultSimulator
+from oper8d.cluster.memory.admission import sorted_keys
+from oper8d.cluster.memory.simulate import DefaultSimulator
 from oper8d.engine.config import CONFIG_DEFAULTS_ANNOTATION
 from oper8d.engine.deploy import (
     HASH_ANNOTATION,

@@ -27,7 +27,7 @@ from typing import Any
 from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.clock import FakeClock
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
-from oper8d.cluster.simulate import DefaultSimulator, Simulator
+from oper8d.cluster.memory.simulate import DefaultSimulator, Simulator
 from oper8d.engine.deploy import DeployManager
 from oper8d.engine.inputs import read_config_maps, resolve_inputs
 from oper8d.engine.progress import Progress

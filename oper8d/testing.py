@@ -34,7 +34,7 @@ and what a CR renders to (the objects ``oper8d render`` prints, in rollout order
     assert [o["kind"] for o in objects] == ["ConfigMap", "Deployment", "Service"]
 
 ``statuses`` keys are ``(kind, metadata.name)``; the object settles with that status
-instead of the simulated one (see ``oper8d.cluster.simulate.DefaultSimulator``).
+instead of the simulated one (see ``oper8d.cluster.memory.simulate.DefaultSimulator``).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from oper8d.bundle.loader import load_cr_file
 from oper8d.bundle.model import Bundle
 from oper8d.clock import FakeClock
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
-from oper8d.cluster.simulate import DefaultSimulator, Simulator
+from oper8d.cluster.memory.simulate import DefaultSimulator, Simulator
 from oper8d.errors import ConfigError
 from oper8d.objects import Obj
 from oper8d.offline import EPOCH, OfflineRun, reconcile_offline

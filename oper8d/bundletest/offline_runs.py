@@ -12,7 +12,7 @@ wraps the readiness simulator to see every write, which is how a test can say an
 from __future__ import annotations
 
 from oper8d.bundle.model import Bundle
-from oper8d.cluster.simulate import ClusterView, Simulator
+from oper8d.cluster.memory.simulate import ClusterView, Simulator
 from oper8d.objects import Obj
 from oper8d.offline import OfflineRun, why_incomplete, would_delete
 from oper8d.render_output import render_stream

@@ -36,7 +36,7 @@ from oper8d.bundletest.golden import compare_golden
 from oper8d.bundletest.model import Case, ErrorCheck, RenderCheck, RolloutCheck, Suite
 from oper8d.bundletest.offline_runs import RecordingSimulator, render_text
 from oper8d.bundletest.values import parse_path
-from oper8d.cluster.simulate import DefaultSimulator
+from oper8d.cluster.memory.simulate import DefaultSimulator
 from oper8d.errors import (
     BundleError,
     ClusterError,

@@ -219,7 +219,7 @@ def _schema_problems(cr: CrInput, schemas: KubeSchemas) -> list[Problem]:
 def _admission_problems(cr: CrInput) -> list[Problem]:
     """What the API server would refuse when the CR is created (labels, annotations,
     finalizers, owner references), placed at the CR's metadata."""
-    from oper8d.cluster.admission import validate as admit
+    from oper8d.cluster.memory.admission import validate as admit
 
     try:
         admit({**cr.data, "metadata": dict(cr.data["metadata"])}, None)

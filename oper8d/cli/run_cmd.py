@@ -266,7 +266,7 @@ def run(
     from oper8d.cli.progress import LineProgress
     from oper8d.cli.schemas import schemas_for
     from oper8d.cli.summary import print_summary
-    from oper8d.cluster.simulate import DefaultSimulator
+    from oper8d.cluster.memory.simulate import DefaultSimulator
     from oper8d.offline import reconcile_offline
 
     b = load_bundle_or_exit(bundle)

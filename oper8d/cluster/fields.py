@@ -1,10 +1,10 @@
 """Field paths, merges and field ownership behind the in-memory cluster's writes.
 
-Used only by ``cluster.store``. Objects are plain JSON-like dicts; a *path* is a tuple of
-map keys (``("spec", "replicas")``) and list item names as ``managedFields`` writes them
-(``k:{"name":"web"}`` in a list keyed by name, ``v:"example.com/x"`` in a set). Server-side
-apply (SSA) follows the apiserver, lists and maps merging as the kind's schema says
-(``cluster.listtypes``):
+Used by ``cluster.memory.store``, and by ``cluster.kube`` (``content``, ``merge``). Objects
+are plain JSON-like dicts; a *path* is a tuple of map keys (``("spec", "replicas")``) and
+list item names as ``managedFields`` writes them (``k:{"name":"web"}`` in a list keyed by
+name, ``v:"example.com/x"`` in a set). Server-side apply (SSA) follows the apiserver, lists
+and maps merging as the kind's schema says (``cluster.listtypes``):
 
 * A *leaf* is a scalar, an atomic list (replaced whole), an atomic map (a label
   selector) or an empty map (``emptyDir: {}``). An item of a set or of a map-list is a

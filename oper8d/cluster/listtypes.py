@@ -1,6 +1,6 @@
 """How server-side apply merges each list and map of a kind: read from its schema.
 
-Used by ``cluster.fields`` (through ``cluster.store``): the API server merges an applied
+Used by ``cluster.fields`` (through ``cluster.memory.store``): the API server merges an applied
 list by its ``x-kubernetes-list-type`` (``atomic``: replaced whole, ``set``: by value,
 ``map``: by the ``x-kubernetes-list-map-keys`` of its items) and a map by its
 ``x-kubernetes-map-type`` (``atomic`` maps such as label selectors are replaced whole).

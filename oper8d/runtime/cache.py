@@ -47,7 +47,7 @@ from oper8d.objects import Obj
 from oper8d.runtime.hashing import ShardSlice
 
 if TYPE_CHECKING:
-    from oper8d.cluster.kube_discovery import Resource
+    from oper8d.cluster.kube.discovery import Resource
 
 __all__ = ["ApiServer", "CacheSource", "CachedCluster"]
 

@@ -32,7 +32,7 @@ ListPage = tuple[list[Obj], str, str]
 
 
 class WatchStream(Protocol):
-    """One open watch (``cluster.kube_transport.EventStream``): events
+    """One open watch (``cluster.kube.transport.EventStream``): events
     ``{"type": ..., "object": {...}}`` until the server ends it or it is closed."""
 
     def __iter__(self) -> Iterator[dict[str, Any]]: ...

@@ -20,7 +20,7 @@ from test_kube_cluster import crd, install_crd, new_namespace
 
 from oper8d.clock import FakeClock
 from oper8d.cluster.kube import KubeCluster
-from oper8d.cluster.kube_transport import EventStream
+from oper8d.cluster.kube.transport import EventStream
 from oper8d.envtest import Environment
 from oper8d.errors import ClusterError
 from oper8d.runtime.cache import CachedCluster

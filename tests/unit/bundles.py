@@ -22,7 +22,7 @@ from oper8d.bundle.model import Bundle
 from oper8d.clock import FakeClock
 from oper8d.cluster.base import Obj
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
-from oper8d.cluster.simulate import DefaultSimulator
+from oper8d.cluster.memory.simulate import DefaultSimulator
 from oper8d.engine.reconcile import Reconciler, ReconcileResult, ReconcilerOptions
 
 API_VERSION = "demo.oper8d.io/v1alpha1"

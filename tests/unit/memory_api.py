@@ -20,7 +20,7 @@ from typing import Any
 
 from oper8d.clock import FakeClock
 from oper8d.cluster.base import Method, Obj, Propagation
-from oper8d.cluster.kube_discovery import Resource
+from oper8d.cluster.kube.discovery import Resource
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.cluster.selectors import matches
 from oper8d.errors import ClusterError

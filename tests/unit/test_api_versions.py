@@ -15,7 +15,7 @@ from bundles import Harness, build, condition, write_bundle
 from click.testing import CliRunner
 
 from oper8d.cli.main import main
-from oper8d.cluster.kube_discovery import Discovery, group_path
+from oper8d.cluster.kube.discovery import Discovery, group_path
 from oper8d.cluster.memory import MemoryCluster
 from oper8d.engine.deploy import INVENTORY_ANNOTATION, inventory_of
 from oper8d.errors import BundleError, ClusterError

@@ -2,7 +2,7 @@
 
 Each shortcut exists only because a render writes hundreds of objects (issue 10): a
 create by server-side apply checks, fills and takes the applied config in one walk
-without a merge (``cluster.apply_create``), a list item's identity is written without the
+without a merge (``cluster.memory.apply_create``), a list item's identity is written without the
 JSON encoder when it is simple (``listtypes._json``), ownership is trimmed to the stored
 object when read rather than at every write, built-in defaulting walks only where a
 default can be (``defaults_plan``), deterministic uids are hashed without building
@@ -20,14 +20,14 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from oper8d.cluster.admission import unknown_fields
-from oper8d.cluster.apply_create import apply_create
-from oper8d.cluster.defaults import fill_key_defaults
-from oper8d.cluster.defaults_builtin import default_builtin, default_plans
 from oper8d.cluster.fields import clone, server_side_apply
 from oper8d.cluster.listtypes import _ENCODE, ListTypes, Shape, _json
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
-from oper8d.cluster.workload_status import template_hash
+from oper8d.cluster.memory.admission import unknown_fields
+from oper8d.cluster.memory.apply_create import apply_create
+from oper8d.cluster.memory.defaults import fill_key_defaults
+from oper8d.cluster.memory.defaults_builtin import default_builtin, default_plans
+from oper8d.cluster.memory.workload_status import template_hash
 from oper8d.kubeschema import KubeSchemas
 
 SCHEMAS = KubeSchemas.builtin()
@@ -370,8 +370,8 @@ def test_the_pod_template_hash_is_the_sha256_of_the_sorted_json_template(templat
 def test_defaulting_plans_do_not_grow_with_the_keys_of_a_map() -> None:
     """A map's keys (a CRD's property names, a user's) share the plan of its values: a
     long-lived in-memory cluster's plans stay the size of the schema, not of the data."""
-    from oper8d.cluster.defaults_plan import _Plan
     from oper8d.cluster.memory import MemoryCluster
+    from oper8d.cluster.memory.defaults_plan import _Plan
 
     cluster = MemoryCluster()
 
@@ -469,8 +469,8 @@ def test_every_stored_object_is_in_the_servers_order_also_after_status_writes(
     """A status write orders the new version with ``admission.status_ordered``, which
     leaves a built-in kind as it is (its sorted maps are the stored version's): held to
     ``server_ordered`` over objects of both sorts, written and then given statuses."""
-    from oper8d.cluster.admission import server_ordered
-    from oper8d.cluster.simulate import DefaultSimulator
+    from oper8d.cluster.memory.admission import server_ordered
+    from oper8d.cluster.memory.simulate import DefaultSimulator
 
     cluster = MemoryCluster(
         uid_factory=sequential_uids(), simulator=DefaultSimulator(), schemas=SCHEMAS
@@ -505,7 +505,7 @@ def test_every_stored_object_is_in_the_servers_order_also_after_status_writes(
 @example("...")
 @example("..\n")
 def test_the_stores_quick_segment_check_agrees_with_path_segment_problem(value: Any) -> None:
-    from oper8d.cluster.store import _unsafe
+    from oper8d.cluster.memory.store import _unsafe
     from oper8d.kinds import path_segment_problem
 
     expected = isinstance(value, str) and path_segment_problem(value) is not None

@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from oper8d.cluster import admission
-from oper8d.cluster.memory import MemoryCluster
+from oper8d.cluster.memory import MemoryCluster, admission
 from oper8d.errors import ClusterError
 from oper8d.kubeschema import KubeSchemas
 

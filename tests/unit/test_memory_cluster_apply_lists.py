@@ -52,7 +52,7 @@ def containers(cluster: MemoryCluster) -> list[dict]:
 
 
 def written(container: dict) -> dict:
-    """A container without the fields the server defaults (cluster.defaults_builtin)."""
+    """A container without the fields the server defaults (cluster.memory.defaults_builtin)."""
     defaulted = ("terminationMessagePath", "terminationMessagePolicy", "imagePullPolicy")
     return {k: v for k, v in container.items() if k not in (*defaulted, "resources")}
 

@@ -1,4 +1,4 @@
-"""The defaults the in-memory cluster fills in, as the apiserver does (cluster.defaults*).
+"""The defaults the in-memory cluster fills in, as the apiserver does (cluster.memory.defaults*).
 
 tests/integration/test_defaults_differential.py holds the values to a real apiserver;
 these tests pin the behaviour around them: when defaults apply (create, update, patch,

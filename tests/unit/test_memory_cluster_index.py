@@ -1,7 +1,7 @@
 """The in-memory cluster's indexes answer exactly what a scan of every object would.
 
 Lists by kind, namespace and selector, garbage collection through owner references and
-namespace deletion all read indexes (``cluster.index``); whatever sequence of writes and
+namespace deletion all read indexes (``cluster.memory.index``); whatever sequence of writes and
 deletes happened, a list must equal the brute-force filter over all stored objects.
 """
 

@@ -9,7 +9,7 @@ import yaml
 from bundles import Harness, build, condition
 
 from oper8d.bundle.compile import load_bundle
-from oper8d.cluster.simulate import DefaultSimulator
+from oper8d.cluster.memory.simulate import DefaultSimulator
 from oper8d.offline import reconcile_offline
 
 STATEFUL = Path(__file__).resolve().parents[2] / "examples" / "operators" / "stateful"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bundles import Harness, build, condition
 
-from oper8d.cluster.simulate import DefaultSimulator
+from oper8d.cluster.memory.simulate import DefaultSimulator
 
 BUNDLE = """
 components:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from bundles import EventLog, Harness, build, condition
 
-from oper8d.cluster.simulate import DefaultSimulator
+from oper8d.cluster.memory.simulate import DefaultSimulator
 
 
 def cm(name: str, *, depends: str = "", data: str = "{}") -> str:

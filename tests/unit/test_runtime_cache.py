@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oper8d.cluster.kube_discovery import Resource
+from oper8d.cluster.kube.discovery import Resource
 from oper8d.cluster.memory import MemoryCluster
 from oper8d.cluster.selectors import matches
 from oper8d.errors import ClusterError

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from bundles import NAMESPACE, Harness, build, condition
 
-from oper8d.cluster.kube_discovery import Resource
+from oper8d.cluster.kube.discovery import Resource
 from oper8d.cluster.memory import MemoryCluster
 from oper8d.engine.inputs import CONFIG_DEFAULTS_FIELD, read_config_maps
 from oper8d.errors import ClusterError

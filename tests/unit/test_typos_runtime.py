@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from bundles import Harness, build, condition
 
-from oper8d.cluster.simulate import DefaultSimulator
+from oper8d.cluster.memory.simulate import DefaultSimulator
 from oper8d.errors import BundleError, ConfigError
 
 LIVE = '"live('  # where a quoted live() expression starts

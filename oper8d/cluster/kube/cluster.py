@@ -43,8 +43,8 @@ from typing import TYPE_CHECKING, Any
 
 from oper8d.cluster.base import Method, Propagation, check_propagation
 from oper8d.cluster.fields import content, merge
-from oper8d.cluster.kube_discovery import Discovery, Resource
-from oper8d.cluster.kube_transport import (
+from oper8d.cluster.kube.discovery import Discovery, Resource
+from oper8d.cluster.kube.transport import (
     APPLY_PATCH,
     JSON,
     METADATA_LIST,

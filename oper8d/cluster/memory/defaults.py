@@ -1,6 +1,6 @@
 """The defaults the in-memory API server fills in before it stores a write.
 
-Used by ``cluster.store`` on every write's content, as the apiserver defaults an object
+Used by ``cluster.memory.store`` on every write's content, as the apiserver defaults an object
 when it decodes one:
 
 * ``fill_key_defaults`` first, on what a client sends: the ``protocol`` of a port is part
@@ -11,13 +11,13 @@ when it decodes one:
   (``Shape.key_defaults``);
 * ``apply_defaults`` on the object a write makes (a create's content, an update's or
   patch's merged result, a server-side apply's merged result): a built-in kind gets
-  Kubernetes' defaulting functions (``cluster.defaults_builtin``), a custom resource the
-  ``default:`` values of its CRD's structural schema (``cluster.defaults_crd``).
+  Kubernetes' defaulting functions (``cluster.memory.defaults_builtin``), a custom resource the
+  ``default:`` values of its CRD's structural schema (``cluster.memory.defaults_crd``).
 
 A create or an update owns the defaults it gets (the apiserver defaults before it
 records ownership); a server-side apply owns only what it applied, so the defaults of
 its result are owned by nobody. What the storage layer of each kind sets afterwards
-(a Job's selector, a new object's status...) is in ``cluster.defaults_server``.
+(a Job's selector, a new object's status...) is in ``cluster.memory.defaults_server``.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from __future__ import annotations
 from typing import Any
 
 from oper8d.cluster.copies import clone
-from oper8d.cluster.defaults_builtin import default_builtin
-from oper8d.cluster.defaults_crd import default_custom
-from oper8d.cluster.defaults_plan import DefaultPlans
 from oper8d.cluster.listtypes import Shape
+from oper8d.cluster.memory.defaults_builtin import default_builtin
+from oper8d.cluster.memory.defaults_crd import default_custom
+from oper8d.cluster.memory.defaults_plan import DefaultPlans
 from oper8d.kubeschema import KubeSchemas
 
 __all__ = [

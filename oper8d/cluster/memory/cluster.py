@@ -13,7 +13,7 @@ like the API server wherever an operator could notice:
   ``resourceVersion`` (a global counter) moves on every change and only on a change: a
   write that changes nothing is a no-op. ``generation`` moves when anything outside
   metadata and status changes; kinds the API server keeps without a generation
-  (ConfigMap, Secret, Service, ...) have none (see ``cluster.scheme``).
+  (ConfigMap, Secret, Service, ...) have none (see ``cluster.memory.scheme``).
 * ``status`` is written only through ``update_status`` (and the readiness simulator);
   ``apply``/``update``/``patch`` never change it. ``update``, ``apply`` and ``patch`` with
   a stale ``metadata.resourceVersion`` fail with 409.
@@ -24,7 +24,7 @@ like the API server wherever an operator could notice:
   ``method="replace"`` and ``update()`` are PUTs of everything but status and system
   metadata; ``patch`` is a JSON merge patch; ``create`` is a POST (``generateName``
   works for POSTs; server-side apply needs a name, as on a real server).
-* Admission (``cluster.admission``): invalid names, labels, annotations, workload
+* Admission (``cluster.memory.admission``): invalid names, labels, annotations, workload
   selectors that do not match their pod template and forbidden changes of immutable
   fields are refused with 422/400; Secret ``stringData`` is folded into ``data``;
   Services get ``spec.clusterIP`` 10.96.0.N in creation order; Namespaces report
@@ -46,7 +46,7 @@ like the API server wherever an operator could notice:
   Events are delivered by one thread at a time; a handler must not wait for another
   thread that writes to this cluster. An exception from a handler reaches the writer
   whose call delivered the event (the write itself is already done).
-* Readiness: an optional ``Simulator`` (``cluster.simulate``) is told about every
+* Readiness: an optional ``Simulator`` (``cluster.memory.simulate``) is told about every
   spec/metadata change and may report a status, written like ``update_status`` right
   after the write (the write's own response is the object before that status, as from a
   real server); ``tick()`` advances the simulation one step.
@@ -65,13 +65,13 @@ by their list type and map keys, a server-side apply with a field the schema lac
 other writes drop such fields (a custom resource is pruned to its structural schema).
 ``schemas=`` gives another ``KubeSchemas``.
 
-Defaults (``cluster.defaults``): every write gets the defaults the apiserver fills in, on
+Defaults (``cluster.memory.defaults``): every write gets the defaults the apiserver fills in, on
 the object the write makes (a create's, or an update's, patch's or server-side apply's
 merged result): a custom resource its CRD schema's ``default:`` values, a built-in kind
 Kubernetes' defaulting functions (a Deployment's ``replicas: 1``, a pod template's
 ``restartPolicy``, a container's ``imagePullPolicy``, a Service port's ``targetPort``...),
 then what the kind's registry sets (a Job's selector, a new object's status: see
-``cluster.defaults_server``). A server-side apply does not own the defaults it gets; a
+``cluster.memory.defaults_server``). A server-side apply does not own the defaults it gets; a
 create or update does. A differential test holds the result to a real apiserver's.
 
 The value check includes the common rules the apiserver keeps in Go code
@@ -84,12 +84,11 @@ NamespaceLifecycle check that a namespace exists, ``managedFields`` in objects (
 ``managed_fields``), pods and ReplicaSets created by controllers. Thread-safe: one
 ``threading.RLock`` guards the store.
 
-Where the rules live: ``cluster.store`` (writes), ``cluster.entries`` (what is kept per
-object, versions) and ``cluster.deletion`` (finalizers, garbage collection),
-``cluster.fields`` (merges, field ownership; ``cluster.apply_create`` is its shortcut for
-a create by server-side apply), ``cluster.admission`` (refusals, server-side rewrites),
-``cluster.defaults*`` (defaults), ``cluster.scheme`` (scope, generation),
-``cluster.selectors`` and ``cluster.simulate`` / ``cluster.workload_status``.
+Where the rules live, in ``cluster.memory``: ``store`` (writes), ``entries`` (what is kept
+per object, versions) and ``deletion`` (finalizers, garbage collection), ``apply_create`` (a
+create by server-side apply), ``admission`` (refusals, server-side rewrites), ``defaults*``
+(defaults), ``scheme`` (scope, generation), ``simulate`` / ``workload_status``; in
+``cluster``: ``fields`` (merges, field ownership) and ``selectors``.
 
 Speed: an offline render creates hundreds of objects through this class, so the write
 path has shortcuts (a create by server-side apply in one walk that also makes the
@@ -113,11 +112,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from oper8d.cluster.base import Method, Propagation, check_propagation
-from oper8d.cluster.entries import out, outlined, shaped
 from oper8d.cluster.fields import clone
+from oper8d.cluster.memory.entries import out, outlined, shaped
+from oper8d.cluster.memory.simulate import Simulator
+from oper8d.cluster.memory.store import Store
 from oper8d.cluster.selectors import as_selector
-from oper8d.cluster.simulate import Simulator
-from oper8d.cluster.store import Store
 from oper8d.errors import ClusterError
 from oper8d.kubeschema import KubeSchemas
 from oper8d.objects import Obj

@@ -1,7 +1,7 @@
 """What the in-memory API server keeps of each object, and the rules between one stored
 version of an object and the next that need nothing else of the store.
 
-Used by ``cluster.store`` (and ``cluster.memory``, for the copies handed in and out).
+Used by ``cluster.memory.store`` (and ``cluster.memory.cluster``, for the copies in and out).
 """
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from oper8d.cluster import admission, fields
+from oper8d.cluster import fields
 from oper8d.cluster.base import Propagation
-from oper8d.cluster.index import Key
-from oper8d.cluster.scheme import ANNOTATIONS_BUMP_GENERATION
+from oper8d.cluster.memory import admission
+from oper8d.cluster.memory.index import Key
+from oper8d.cluster.memory.scheme import ANNOTATIONS_BUMP_GENERATION
 from oper8d.errors import ClusterError
 from oper8d.objects import Obj
 

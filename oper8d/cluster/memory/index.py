@@ -1,6 +1,6 @@
 """Indexes of the in-memory API server's objects, so no read scans the whole store.
 
-``cluster.store.Store`` keeps one :class:`ObjectIndex` beside its objects and tells it of
+``cluster.memory.store.Store`` keeps one :class:`ObjectIndex` beside its objects and tells it of
 every object added, changed (labels or owner references) and removed. Reads then touch only
 what can match: a list of a kind in a namespace, narrowed by the selector's most selective
 ``key=value`` (or ``key in (...)``) term; an owner's dependents; a namespace's contents.

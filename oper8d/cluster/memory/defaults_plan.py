@@ -1,6 +1,6 @@
 """The defaulting walk of built-in kinds, worked out once per schema node.
 
-Used by ``cluster.defaults_builtin`` (through ``cluster.defaults``, for the in-memory
+Used by ``cluster.memory.defaults_builtin`` (through ``cluster.memory.defaults``, for the in-memory
 cluster's store). Every write of a built-in kind is walked along its schema to call the
 defaulting function of each Go type it meets (``defaults_builtin._walk``), resolving
 ``$ref``s on the way; yet most of an object (its metadata, a ConfigMap's data, a

@@ -1,7 +1,7 @@
 """The fields the API server's storage layer sets on a write, after defaulting.
 
-Used by ``cluster.store`` on every create and update of the in-memory cluster. Unlike
-the defaults of ``cluster.defaults_builtin`` (filled in when the server decodes a write,
+Used by ``cluster.memory.store`` on every create and update of the in-memory cluster. Unlike
+the defaults of ``cluster.memory.defaults_builtin`` (filled in when the server decodes a write,
 and owned by the manager of a create or update), these are set by the registry of each
 kind once the write is decoded, so no field manager owns them:
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from oper8d.cluster.admission import describe
+from oper8d.cluster.memory.admission import describe
 from oper8d.errors import ClusterError
 from oper8d.objects import Obj
 

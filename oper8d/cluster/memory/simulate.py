@@ -9,7 +9,7 @@ spec/metadata change (``on_write``) and every simulation step (``on_tick``, driv
 path as ``update_status`` (new resourceVersion, a watch event; spec is never touched).
 
 ``DefaultSimulator`` reports what the real controllers would (see
-``cluster.workload_status``): Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs,
+``cluster.memory.workload_status``): Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs,
 Pods, PersistentVolumeClaims, LoadBalancer Services, Ingresses and
 CustomResourceDefinitions, with statuses that kstatus judges Current. Two knobs:
 
@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from oper8d.clock import rfc3339
 from oper8d.cluster.base import ClusterReader
 from oper8d.cluster.fields import MISSING, clone
-from oper8d.cluster.workload_status import Builder, StatusContext, builder_for
+from oper8d.cluster.memory.workload_status import Builder, StatusContext, builder_for
 from oper8d.objects import Obj
 
 __all__ = ["ClusterView", "DefaultSimulator", "Simulator"]

@@ -1,6 +1,6 @@
 """The defaults the API server fills into built-in kinds when it decodes a write.
 
-Used by ``cluster.defaults``. The apiserver runs a defaulting function for each Go type
+Used by ``cluster.memory.defaults``. The apiserver runs a defaulting function for each Go type
 of an object it decodes, parent before children: a Deployment's (replicas, strategy,
 revisionHistoryLimit...), then its pod template's PodSpec (restartPolicy, dnsPolicy...),
 then each Container's (imagePullPolicy, terminationMessagePath...), and so on down. This
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from oper8d.cluster.defaults_plan import Defaulter, DefaultPlans, resolve
+from oper8d.cluster.memory.defaults_plan import Defaulter, DefaultPlans, resolve
 
 _CORE = "io.k8s.api.core.v1."
 _RBAC = "io.k8s.api.rbac.v1."

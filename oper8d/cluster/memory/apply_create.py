@@ -1,6 +1,6 @@
 """A create by server-side apply in one walk: what an offline render does to every object.
 
-Used by ``cluster.store`` when a server-side apply names an object that does not exist.
+Used by ``cluster.memory.store`` when a server-side apply names an object that does not exist.
 The general path walks the applied configuration three times along the kind's schema
 (``cluster.listtypes``) before merging it into nothing: ``admission.unknown_fields``
 (a field the schema lacks fails the apply), ``defaults.fill_key_defaults`` (the port
@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from oper8d.cluster.admission import unknown_fields
 from oper8d.cluster.copies import clone
-from oper8d.cluster.defaults import decode_string_map, fill_item_keys, fill_key_defaults
 from oper8d.cluster.fields import Owners, Path
 from oper8d.cluster.listtypes import Shape, item_id
+from oper8d.cluster.memory.admission import unknown_fields
+from oper8d.cluster.memory.defaults import decode_string_map, fill_item_keys, fill_key_defaults
 
 __all__ = ["apply_create"]
 

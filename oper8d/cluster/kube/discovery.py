@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from oper8d.cluster.kube_transport import KubeTransport
+from oper8d.cluster.kube.transport import KubeTransport
 from oper8d.errors import ClusterError
 from oper8d.kinds import parse_api_version, path_segment_problem
 

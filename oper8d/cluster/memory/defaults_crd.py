@@ -1,6 +1,6 @@
 """A custom resource's defaults, from the ``default:`` values of its CRD's schema.
 
-Used by ``cluster.defaults`` on every write of a custom resource, as the apiextensions
+Used by ``cluster.memory.defaults`` on every write of a custom resource, as the apiextensions
 apiserver defaults a structural schema: first a ``null`` is dropped where the property is
 not ``nullable`` and has no default; then, in every object the write holds (at any depth,
 in list items and in ``additionalProperties`` values too), each property with a

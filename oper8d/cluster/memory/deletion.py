@@ -1,6 +1,6 @@
 """Deletion in the in-memory API server: finalizers, garbage collection, namespaces.
 
-Part of ``cluster.store.Store`` (mixed in), used only through ``MemoryCluster.delete``
+Part of ``cluster.memory.store.Store`` (mixed in), used only through ``MemoryCluster.delete``
 and the store's write path. What it models is described in ``cluster.memory``'s
 docstring: deletionTimestamp and finalizers, synchronous garbage collection through
 ownerReferences (Background, Foreground with the ``foregroundDeletion`` finalizer,
@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from oper8d.cluster import admission, fields
+from oper8d.cluster import fields
 from oper8d.cluster.base import Propagation
-from oper8d.cluster.index import Key, ObjectIndex
+from oper8d.cluster.memory import admission
+from oper8d.cluster.memory.index import Key, ObjectIndex
 from oper8d.errors import ClusterError
 from oper8d.objects import Obj
 
@@ -24,7 +25,7 @@ class DeletionMixin:
     """Deletion and garbage collection over the store's objects. The store provides the
     attributes and write methods declared here."""
 
-    if TYPE_CHECKING:  # provided by cluster.store.Store
+    if TYPE_CHECKING:  # provided by cluster.memory.store.Store
         _objects: dict[Key, Any]  # Key -> entry with obj, owners, propagation
         _index: ObjectIndex
         _by_uid: dict[str, Key]

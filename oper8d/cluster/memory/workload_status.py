@@ -1,6 +1,6 @@
 """The statuses Kubernetes controllers write, built for the readiness simulator.
 
-Used by ``cluster.simulate.DefaultSimulator``. For each built-in kind a builder returns
+Used by ``cluster.memory.simulate.DefaultSimulator``. For each built-in kind a builder returns
 the status its controller would report, either settled (``ready=True``: what kstatus
 judges Current, e.g. a Deployment with every replica available and Progressing reason
 NewReplicaSetAvailable) or still rolling out (``ready=False``: what kstatus judges

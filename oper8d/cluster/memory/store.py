@@ -3,9 +3,10 @@
 Used only by ``cluster.memory.MemoryCluster``, which holds its lock around every call,
 counts requests and delivers the watch events queued here in ``events``. The rules
 (system metadata, resourceVersion, generation, status, finalizers, garbage collection,
-namespaces) are described in ``cluster.memory``'s docstring; field merging and
-ownership live in ``cluster.fields``, admission checks in ``cluster.admission``, defaults
-in ``cluster.defaults`` (and what a kind's registry sets in ``cluster.defaults_server``).
+namespaces) are described in ``cluster.memory.cluster``'s docstring; field merging and
+ownership live in ``cluster.fields``, admission checks in ``cluster.memory.admission``,
+defaults in ``cluster.memory.defaults`` (and what a kind's registry sets in
+``cluster.memory.defaults_server``).
 """
 
 from __future__ import annotations
@@ -19,14 +20,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from oper8d.clock import rfc3339
-from oper8d.cluster import admission, fields
-from oper8d.cluster.apply_create import apply_create
+from oper8d.cluster import fields
 from oper8d.cluster.base import Propagation
-from oper8d.cluster.defaults import apply_defaults, apply_status_defaults, fill_key_defaults
-from oper8d.cluster.defaults_builtin import default_plans
-from oper8d.cluster.defaults_server import initial_status, on_write
-from oper8d.cluster.deletion import DeletionMixin
-from oper8d.cluster.entries import (
+from oper8d.cluster.listtypes import ListTypes, Shape
+from oper8d.cluster.memory import admission
+from oper8d.cluster.memory.apply_create import apply_create
+from oper8d.cluster.memory.defaults import apply_defaults, apply_status_defaults, fill_key_defaults
+from oper8d.cluster.memory.defaults_builtin import default_plans
+from oper8d.cluster.memory.defaults_server import initial_status, on_write
+from oper8d.cluster.memory.deletion import DeletionMixin
+from oper8d.cluster.memory.entries import (
     Entry,
     check_preconditions,
     compose,
@@ -34,12 +37,11 @@ from oper8d.cluster.entries import (
     out,
     refuse_new_finalizers,
 )
-from oper8d.cluster.index import Key, ObjectIndex
-from oper8d.cluster.listtypes import ListTypes, Shape
-from oper8d.cluster.scheme import KindTable, has_generation
+from oper8d.cluster.memory.index import Key, ObjectIndex
+from oper8d.cluster.memory.scheme import KindTable, has_generation
+from oper8d.cluster.memory.simulate import DefaultSimulator, Simulator
+from oper8d.cluster.memory.workload_status import SAFE_ALPHABET
 from oper8d.cluster.selectors import Selector, as_selector
-from oper8d.cluster.simulate import DefaultSimulator, Simulator
-from oper8d.cluster.workload_status import SAFE_ALPHABET
 from oper8d.errors import ClusterError
 from oper8d.kinds import group_of, path_segment_problem
 from oper8d.kubeschema import CRDError, KubeSchemas
@@ -50,7 +52,7 @@ _FIRST_CLUSTER_IP = int(ipaddress.IPv4Address("10.96.0.0"))
 
 def _group_of(api_version: Any, kind: Any) -> str:
     """The group of ``api_version``; a ClusterError when it is not an apiVersion, as the
-    real client refuses it before sending (``cluster.kube_discovery``)."""
+    real client refuses it before sending (``cluster.kube.discovery``)."""
     try:
         return group_of(api_version)
     except ValueError as err:
