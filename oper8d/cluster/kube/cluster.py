@@ -1,9 +1,9 @@
 """``KubeCluster``: the ``Cluster`` protocol (``cluster.base``) against a real API server.
 
 Used by the runtime manager and the integration tests. Objects are the server's JSON as
-plain dicts; requests go through ``cluster.kube_transport`` (a ``kubernetes`` ApiClient's
+plain dicts; requests go through ``cluster.kube.transport`` (a ``kubernetes`` ApiClient's
 configuration and connection pool, no generated model classes) and kinds are resolved
-by ``cluster.kube_discovery``.
+by ``cluster.kube.discovery``.
 
 Writes:
 
