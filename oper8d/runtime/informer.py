@@ -5,14 +5,10 @@ keeps the objects in a store and watches for changes from the list's resourceVer
 calling its handlers for each change. Like client-go's reflector and indexer, it runs
 two threads:
 
-* the *reader* talks to the API server: list (in pages of ``page_size``, each page
-  transformed before the next is read: ``runtime.listwatch.list_in_pages``), then watch
-  from the list's resourceVersion. BOOKMARK events only move that resourceVersion on; a
-  watch the server ends (its ``timeoutSeconds``) is opened again from the last
-  resourceVersion; a 410 Gone (the version is too old, e.g. after an apiserver restart)
-  lists again; any other failure (apiserver down, 5xx, a kind not served yet) is retried
+* the *reader* talks to the API server: list (in pages of ``page_size``), then watch from
+  the list's resourceVersion, listing again after a 410 Gone and retrying any other failure
   after a capped exponential backoff, forever: an informer never gives up and never ends
-  the process.
+  the process (``runtime.informer_reader``, a mixin of ``Informer``).
 * the *dispatcher* applies what the reader got to the store, in order, and calls the
   handlers on its own thread, one event at a time: ``handler(event, obj, old)``:
 
@@ -59,11 +55,11 @@ from typing import Any
 
 from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.selectors import as_selector
-from oper8d.errors import ClusterError
-from oper8d.objects import OWNER_LABEL, Obj, newer, resource_version
+from oper8d.objects import OWNER_LABEL, Obj, newer
 from oper8d.runtime.hashing import ShardSlice
+from oper8d.runtime.informer_reader import InformerReader
 from oper8d.runtime.informer_sync import Event, Relisted, WatchChange, apply_change, apply_relist
-from oper8d.runtime.listwatch import ListWatch, WatchStream, list_in_pages
+from oper8d.runtime.listwatch import ListWatch, WatchStream
 from oper8d.runtime.store import (
     ObjectStore,
     copy_obj,
@@ -94,7 +90,7 @@ PAGE_SIZE = 500
 MAX_DEPARTED = 100_000
 
 
-class Informer:
+class Informer(InformerReader):
     """A listed and watched kind; see the module docstring.
 
     ``watch_timeout`` is the ``timeoutSeconds`` of each watch; failures are retried after
@@ -312,17 +308,6 @@ class Informer:
         shard = self._shard
         return shard is None or shard.contains(obj)
 
-    def _query(self) -> dict[str, Any]:
-        """Keyword arguments of the list and watch calls beyond the kind and scope (only
-        those in use, so a source without sharding or metadata lists is called as before)."""
-        query: dict[str, Any] = {}
-        selector = self._shard.selector() if self._shard is not None else ""
-        if selector:
-            query["shard_selector"] = selector
-        if self.metadata_only:
-            query["metadata_only"] = True
-        return query
-
     # -- read-your-writes ----------------------------------------------------------------
     def observe_write(self, obj: Obj) -> None:
         """Store ``obj`` (as the API server returned it from a write) when its
@@ -345,107 +330,6 @@ class Informer:
                 self._store.put(key, self._transform(share_strings(obj, keys=True)))
             elif stored is not None:
                 self._store.remove(key)
-
-    # -- the reader thread ---------------------------------------------------------------
-    def _read(self) -> None:
-        """List and watch until stopped; never raises (see the module docstring)."""
-        first_watch_from = self._first_watch_from
-        while not self._stopping.is_set():
-            from_fresh_list = False
-            try:
-                if self._version is None or self._relist:
-                    self._relist = False
-                    shard = self._shard
-                    items, version = list_in_pages(
-                        self._cluster,
-                        self.api_version,
-                        self.kind,
-                        self.namespace,
-                        self.label_selector,
-                        page_size=self._page_size,
-                        keep=self._keep_listed,
-                        query=self._query(),
-                        stopping=self._stopping.is_set,
-                    )
-                    if self._stopping.is_set():
-                        return
-                    self._events.put(Relisted(items, version, shard))
-                    self._version, self._failures, from_fresh_list = version, 0, True
-                    if first_watch_from is not None:
-                        self._version, first_watch_from = first_watch_from, None
-                        from_fresh_list = False
-                self._watch_once()
-            except ClusterError as err:
-                if self._stopping.is_set():
-                    return
-                if err.status == 410:
-                    self._version = None  # too old: list again
-                    if not from_fresh_list:
-                        log.info("%s: %s; listing again", self._describe(), err)
-                        continue
-                self._retry_later(str(err))
-            except Exception as err:  # a bug must not end the informer: log, relist, retry
-                if self._stopping.is_set():
-                    return
-                log.exception("%s: unexpected failure while listing or watching", self._describe())
-                self._version = None
-                self._retry_later(repr(err))
-
-    def _keep_listed(self, obj: Obj) -> Obj | None:
-        """A listed object as the store keeps it (None: outside the shard); the object
-        handlers already have when its resourceVersion is unchanged (a relist then holds
-        no second copy of the unchanged objects)."""
-        if not self._in_shard(obj):
-            return None
-        version = resource_version(obj)
-        with self._lock:
-            seen = self._seen.get(key_of(obj))
-        if seen is not None and version and resource_version(seen) == version:
-            return seen
-        return share_strings(self._transform(obj))
-
-    def _watch_once(self) -> None:
-        """One watch from ``self._version`` until the server ends it or it is closed."""
-        assert self._version is not None
-        stream = self._cluster.watch(
-            self.api_version,
-            self.kind,
-            namespace=self.namespace,
-            label_selector=self.label_selector,
-            resource_version=self._version,
-            timeout_seconds=self._watch_timeout,
-            **self._query(),
-        )
-        with self._lock:
-            self._stream = stream
-        try:
-            if self._stopping.is_set() or self._relist:
-                return
-            for event in stream:
-                if self._relist:
-                    return
-                kind, obj = event.get("type"), event.get("object") or {}
-                if self._on_watch_event is not None:
-                    self._on_watch_event(self.kind, str(kind))
-                if kind in ("ADDED", "MODIFIED", "DELETED"):
-                    if self._in_shard(obj):
-                        kept = share_strings(self._transform(obj), keys=True)
-                        self._events.put(WatchChange(kind, kept))
-                elif kind != "BOOKMARK":
-                    log.debug("%s: ignoring a %s watch event", self._describe(), kind)
-                    continue
-                self._version = resource_version(obj) or self._version
-                self._failures = 0
-        finally:
-            with self._lock:
-                self._stream = None
-            stream.close()
-
-    def _retry_later(self, why: str) -> None:
-        self._failures += 1
-        delay = min(self._max_delay, self._min_delay * 2 ** (self._failures - 1))
-        log.warning("%s: %s; retry %d in %.1fs", self._describe(), why, self._failures, delay)
-        self._sleep(delay)
 
     # -- the dispatcher thread -----------------------------------------------------------
     def _dispatch_loop(self) -> None:
