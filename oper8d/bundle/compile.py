@@ -5,6 +5,10 @@ Used by every command (validate, render, graph, run) and by the controller: load
 ``schemas/``, compile every template, check references, infer dependency edges from
 ``live()`` calls and reject cycles. All problems are collected and raised together
 as one ``BundleError`` so a user fixes a bundle in one pass.
+
+This module walks the bundle and its controllers; the compiler's mixins build the rest:
+``bundle.components`` the components and their resources, ``bundle.parts`` the leaves
+(readiness rules, patches, hooks, field paths, the temporary patch policy).
 """
 
 from __future__ import annotations
@@ -14,20 +18,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from oper8d.bundle.cache import CodeStore, data_key, open_store
+from oper8d.bundle.components import ComponentsCompiler
 from oper8d.bundle.edges import condition_references, infer_edges, template_references
-from oper8d.bundle.literals import (
-    literal_identity,
-    literal_kinds,
-    literal_namespace,
-    text_documents,
-)
-from oper8d.bundle.loader import (
-    BundleFiles,
-    Document,
-    PathKey,
-    load_yaml_file,
-    read_bundle_text,
-)
+from oper8d.bundle.loader import BundleFiles, Document, PathKey, load_yaml_file
 from oper8d.bundle.model import (
     FORMAT_VERSION,
     Bundle,
@@ -35,12 +28,9 @@ from oper8d.bundle.model import (
     ControllerSpec,
     CRKind,
     FinalizeSpec,
-    ForEach,
     RequeueSpec,
-    ResourceSpec,
 )
 from oper8d.bundle.nodes import _Below, _Node
-from oper8d.bundle.parts import PartsCompiler
 from oper8d.bundle.paths import path_problems
 from oper8d.bundle.placement import namespace_problems
 from oper8d.bundle.reads import (
@@ -51,11 +41,9 @@ from oper8d.bundle.reads import (
     undeclared_calls,
     undeclared_live,
 )
-from oper8d.bundle.schema_messages import suggest
 from oper8d.bundle.validate import SchemaSet, check_spec_schema
 from oper8d.clock import parse_duration
 from oper8d.errors import BundleError, Problem, SourcePos
-from oper8d.kinds import api_version_problem
 from oper8d.kubeschema import KubeSchemas
 from oper8d.limits import Limits, bounded_work
 from oper8d.template import Expr, TemplateEngine
@@ -98,7 +86,7 @@ def load_bundle(
             store.save()  # also after problems: the templates that compiled are kept
 
 
-class _Compiler(PartsCompiler):
+class _Compiler(ComponentsCompiler):
     def __init__(
         self,
         root: Path,
@@ -332,159 +320,6 @@ class _Compiler(PartsCompiler):
             except ValueError as err:
                 self._problem(str(err), node.child(key).pos)
         return RequeueSpec(**values)
-
-    # -- components ----------------------------------------------------------------------
-    def _component_nodes(self, entry: _Node) -> list[_Node]:
-        if not entry.has("include"):
-            return [entry]
-        include = entry.child("include")
-        try:
-            doc = load_yaml_file(
-                self.root,
-                include.value,
-                pos=include.pos,
-                limits=self.limits,
-                cache=self.store,
-                files=self.files,
-            )
-        except BundleError as err:
-            self.problems.extend(err.problems)
-            return []
-        problems = self._checked(doc, "component", ())
-        if problems:
-            self.problems.extend(problems)
-            return []
-        top = _Node(doc, (), doc.data)
-        return list(top.items()) if isinstance(doc.data, list) else [top]
-
-    def _component(self, node: _Node) -> ComponentSpec | None:
-        name = node.get("name")
-        resources = [self._resource(r, name) for r in node.child("resources").items()]
-        self._check_unique([(r.name, r.pos) for r in resources if r], "resource", node.pos)
-        enabled = None
-        if node.has("enabled"):
-            enabled = self._expr(node.child("enabled"))
-        for_each = None
-        if node.has("forEach"):
-            fe = node.child("forEach")
-            items = self._expr(fe.child("items"))
-            key = self._expr(fe.child("key")) if fe.has("key") else None
-            if items is not None:
-                for_each = ForEach(
-                    items=items,
-                    var=fe.get("as", "item"),
-                    key=key,
-                    max_items=fe.get("maxItems"),
-                    pos=fe.pos,
-                )
-        ready = self._rules(node.child("readyWhen"), component_level=True)
-        # a forEach's instances may differ in name; components that may be disabled may
-        # be alternatives (render checks those: engine.render)
-        if not node.has("forEach") and not node.has("enabled"):
-            for res_node in node.child("resources").items():
-                self._claim_literal(name, res_node)
-        patches = [self._patch(p) for p in node.child("patches").items()]
-        targets = {r.name for r in resources if r}
-        for p_node, p in zip(node.child("patches").items(), patches, strict=True):
-            if p is not None and p.target_resource and p.target_resource not in targets:
-                self._problem(
-                    f"patch targets resource '{p.target_resource}', which component "
-                    f"'{name}' does not have{suggest(p.target_resource, targets)}",
-                    p_node.child("target").pos,
-                )
-        if any(r is None for r in resources) or any(p is None for p in patches):
-            return None
-        return ComponentSpec(
-            name=name,
-            pos=node.pos,
-            resources=tuple(r for r in resources if r is not None),
-            enabled=enabled,
-            for_each=for_each,
-            ready=tuple(ready),
-            patches=tuple(p for p in patches if p is not None),
-        )
-
-    def _claim_literal(self, component: str, node: _Node) -> None:
-        """A second resource writing the same literal identity: two sources of one object,
-        which would overwrite each other at every reconcile."""
-        obj = node.get("object") if node.has("object") else None
-        key = literal_identity(obj)
-        if key is None:
-            return
-        label = f"{component}.{node.get('name')}"
-        first = self._literal_ids.setdefault(key, (label, node.pos))
-        if first[0] != label:
-            group, kind, namespace, name = key
-            what = f"{kind}{'.' + group if group else ''} {name}"
-            where = f" in namespace {namespace}" if namespace else ""
-            self._problem(
-                f"resources {first[0]} ({first[1]}) and {label} both render {what}{where}: "
-                "one object can have one source; rename one of them",
-                node.pos,
-            )
-
-    def _resource(self, node: _Node, component: str | None) -> ResourceSpec | None:
-        obj = tmpl = None
-        kinds: list[tuple[str, str]] = []
-        if node.has("object"):
-            body = node.child("object")
-            obj = self._guard(self.templates.tree, body.value, body.pos, self._positions(body))
-            if obj is None:
-                return None
-            kinds = literal_kinds([body.value])
-        else:
-            ref = node.child("template")
-            try:
-                text = read_bundle_text(self.root, ref.value, pos=ref.pos, files=self.files)
-            except BundleError as err:
-                self.problems.extend(err.problems)
-                return None
-            except OSError as err:
-                self._problem(f"cannot read template '{ref.value}': {err.strerror}", ref.pos)
-                return None
-            tmpl = self._guard(self.templates.text, text, ref.value)
-            if tmpl is None:
-                return None
-            self._calls.text(text, ref.value)
-            kinds = literal_kinds(text_documents(text))
-        declared_kinds = [
-            (d.get("apiVersion"), d.get("kind"), d.pos) for d in node.child("kinds").items()
-        ]
-        for api_version, kind, pos in [(a, k, node.pos) for a, k in kinds] + declared_kinds:
-            problem = api_version_problem(api_version)
-            if problem is not None:  # a kind no request, write or RBAC rule can name
-                self._problem(f"resource '{node.get('name')}' renders {kind}: {problem}", pos)
-                return None
-            if (api_version, kind) not in kinds:
-                kinds.append((api_version, kind))
-        if not kinds:
-            self._problem(
-                f"resource '{node.get('name')}' computes its apiVersion and kind in a template: "
-                "declare the kinds it may render with `kinds: [{apiVersion: ..., kind: ...}]`",
-                node.pos,
-            )
-            return None
-        namespace = None
-        if obj is not None:
-            namespace = literal_namespace(node.child("object").value, node.pos)
-        if node.has("namespace"):
-            declared_ns = node.child("namespace")
-            namespace = self._guard(
-                self.templates.template_string, declared_ns.value, declared_ns.pos
-            )
-            if namespace is None:
-                return None
-        return ResourceSpec(
-            name=node.get("name"),
-            pos=node.pos,
-            object=obj,
-            template=tmpl,
-            method=node.get("method", "apply"),
-            ready=tuple(self._rules(node.child("readyWhen"), component_level=False)),
-            kinds=tuple(kinds),
-            namespace=namespace,
-            leave_to_others=self._field_paths(node.child("leaveToOthers")),
-        )
 
 
 def _opt_str(value: Any) -> str | None:

@@ -1,7 +1,7 @@
 """Bundle paths kept inside the bundle folder, and bundle files read whole.
 
 ``bundle.loader`` reads ``operator.yaml`` and included files through :class:`BundleFiles`,
-``bundle.compile`` text templates through :func:`read_bundle_text`; ``bundletest`` and
+``bundle.components`` text templates through :func:`read_bundle_text`; ``bundletest`` and
 ``manifests`` use :func:`resolve_path` and :func:`read_regular_file`. ``bundle.loader``
 exports these names too, where their callers import them.
 

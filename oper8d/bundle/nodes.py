@@ -1,7 +1,7 @@
 """Values inside a loaded bundle document, each with a way to find the positions below it.
 
-Used by the bundle compiler (``bundle.compile``, ``bundle.edges``) only, hence the
-underscored names: a ``_Node`` is a value with its document and path, so every problem can
+Used by the bundle compiler (``bundle.compile``, its mixins, ``bundle.edges``) only, hence
+the underscored names: a ``_Node`` is a value with its document and path, so every problem can
 name ``file:line:col``; a ``_Below`` hands the positions below an inline object to the
 template engine.
 """

@@ -2,8 +2,9 @@
 ``leaveToOthers`` field paths, patches, hooks and the temporary patch policy (a mixin of
 its ``_Compiler``).
 
-Kept apart so ``compile.py`` holds the walk over the bundle (controllers, components,
-resources) and this module the leaves; both report through the compiler's problem list.
+Kept apart so ``compile.py`` holds the walk over the bundle and its controllers,
+``components.py`` the components and resources, and this module the leaves; all report
+through the compiler's problem list.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ _T = TypeVar("_T")
 class PartsCompiler:
     """Rules, field paths, patches and hooks; the compiler provides what is declared here."""
 
-    if TYPE_CHECKING:  # provided by bundle.compile._Compiler
+    if TYPE_CHECKING:  # provided by bundle.compile._Compiler (_resource: bundle.components)
         templates: TemplateEngine
 
         def _problem(self, message: str, pos: SourcePos) -> None: ...

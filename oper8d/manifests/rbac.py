@@ -398,7 +398,7 @@ def _resources(controller: ControllerSpec) -> Iterator[ResourceSpec]:
 
 
 # -- kinds a template computes ---------------------------------------------------------
-# the same reading of a text template as bundle.compile's (kinds are literal only when
+# the same reading of a text template as bundle.components' (kinds are literal only when
 # these lines are), so a document compile found no kind in is one we report
 _DOC_SPLIT = re.compile(r"^---\s*$", re.M)
 _TOP_LINE = re.compile(r"^(apiVersion|kind):\s*([^\s#]+)\s*$", re.M)
