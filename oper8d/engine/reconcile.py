@@ -8,10 +8,10 @@ status (written only when something but a timestamp changed) → requeue decisio
 first rollout writes its status once, at the end: ``Initializing`` is only the base the
 completion status is built on, as nothing has been reported yet; a later rollout (a new
 version, a spec change) writes its start status first, so a user sees it under way. Every
-write to the CR happens here, between steps, on the reconcile's own thread; the defaulted
-spec stays in the session, apart from the CR as the server returned it. With a
-``ChangeTracker`` (``engine.fingerprint``) a CR whose inputs did not change since its last
-stable reconcile is skipped before any of this.
+write to the CR happens here (through ``engine.cr_writes``), between steps, on the
+reconcile's own thread; the defaulted spec stays in the session, apart from the CR as the
+server returned it. With a ``ChangeTracker`` (``engine.fingerprint``) a CR whose inputs did
+not change since its last stable reconcile is skipped before any of this.
 """
 
 from __future__ import annotations
@@ -28,13 +28,8 @@ from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.base import Cluster
 from oper8d.engine import status as st
 from oper8d.engine.config import is_paused
-from oper8d.engine.deploy import (
-    INVENTORY_ANNOTATION,
-    AppliedMemory,
-    DeployManager,
-    component_of,
-    inventory_of,
-)
+from oper8d.engine.cr_writes import prepare_cr, put_status, remove_finalizer, write_status
+from oper8d.engine.deploy import AppliedMemory, DeployManager, component_of
 from oper8d.engine.inputs import CrInputs, read_config_maps, resolve_inputs
 from oper8d.engine.kubecheck import KindWarnings
 from oper8d.engine.missing import SchemaSource
@@ -44,7 +39,7 @@ from oper8d.engine.session import RandomSource, SecretRandoms, Session
 from oper8d.engine.temporary_patches import temporary_patch_refs
 from oper8d.errors import ClusterError, ConfigError, ReconcileError
 from oper8d.kubeschema import KubeSchemas
-from oper8d.logs import current_reconcile, redact
+from oper8d.logs import current_reconcile
 from oper8d.objects import Obj
 
 if TYPE_CHECKING:  # (imported where used: offline runs and dry runs skip nothing)
@@ -169,11 +164,11 @@ class Reconciler:
         meta = cr["metadata"]
         requeue = self.controller.requeue
         try:
-            cr = self._prepare_cr(cr)
+            cr = prepare_cr(self.cluster, self.controller, cr)
             inputs = self._inputs(cr)
         except ReconcileError as err:
             failed = st.error_status(cr.get("status") or {}, err, **self._g(cr))
-            written = self._write_status(cr, failed)
+            written = write_status(self.cluster, cr, failed)
             return ReconcileResult(
                 requeue_after=requeue.after_error,
                 error=err,
@@ -198,7 +193,7 @@ class Reconciler:
             patches = temporary_patch_refs(self.cluster, self.controller, session.cr)
         except ReconcileError as err:
             failed = st.error_status(start, err, **self._g(session.cr))
-            written = self._write_status(session.cr, failed)
+            written = write_status(self.cluster, session.cr, failed)
             return ReconcileResult(
                 requeue_after=self.controller.requeue.after_error,
                 status=failed,
@@ -245,7 +240,7 @@ class Reconciler:
         )
         if not old_status or not st.status_changed(old_status, start):
             return start, False
-        session.cr = self._put_status(session.cr, start)
+        session.cr = put_status(self.cluster, session.cr, start)
         return start, True
 
     def _deployer(self, cr: Obj) -> DeployManager:
@@ -256,37 +251,6 @@ class Reconciler:
             memory=self._applied,
             replace_on_invalid=self.options.replace_on_invalid,
         )
-
-    def _prepare_cr(self, cr: Obj) -> Obj:
-        """One write of the CR's metadata for all it lacks: our finalizer (when the
-        controller finalizes) and, in the inventory annotation, every kind a rollout may
-        create (the kinds the bundle declares, literally or in ``kinds:``; nothing else
-        passes ``engine.declared``).
-
-        The one place the inventory is written, before anything is applied: pruning and
-        finalization find a CR's objects only by listing the inventory's kinds, so a kind
-        must be recorded before the first object of it exists. The rollout creates
-        nothing of an unrecorded kind (``DeployManager.require_recorded`` guards it), so an
-        operator killed at any point leaves no object that a later prune could not find."""
-        finalizer = self.controller.finalizer
-        add_finalizer = self.controller.finalize.enabled and finalizer not in (
-            cr["metadata"].get("finalizers") or []
-        )
-        kinds = {f"{a}/{k}" for a, k in self.controller.deployed_kinds()}
-        add_kinds = not kinds <= set(inventory_of(cr))
-        if not add_finalizer and not add_kinds:
-            return cr
-
-        def change(meta: dict[str, Any]) -> None:
-            if add_finalizer and finalizer not in (meta.get("finalizers") or []):
-                meta.setdefault("finalizers", []).append(finalizer)
-            if add_kinds:
-                # merged with what the live CR names: a kind once recorded is never dropped
-                recorded = set(inventory_of({"metadata": meta})) | kinds
-                annotations = meta.setdefault("annotations", {})
-                annotations[INVENTORY_ANNOTATION] = ",".join(sorted(recorded))
-
-        return self._update_cr(cr, change)
 
     def _prune(self, result: RolloutResult, deployer: DeployManager) -> None:
         """Delete the owned objects the prune rule (``engine.prune``) says must go."""
@@ -310,7 +274,7 @@ class Reconciler:
             projected = self._project(session)
         except ConfigError as err:
             failed = st.error_status(start, err, **self._g(session.cr))
-            written = self._write_status(session.cr, failed)
+            written = write_status(self.cluster, session.cr, failed)
             return ReconcileResult(
                 requeue_after=self.controller.requeue.after_error,
                 status=failed,
@@ -329,7 +293,7 @@ class Reconciler:
             operator_version=self.options.operator_version or self.bundle.operator_version,
             projected=projected,
         )
-        written = self._write_status(session.cr, final)
+        written = write_status(self.cluster, session.cr, final)
         summary = result.summary
         requeue = self.controller.requeue
         if summary.first_error is not None and summary.first_error.fatal:
@@ -384,12 +348,7 @@ class Reconciler:
                     return ReconcileResult(
                         requeue_after=self.controller.requeue.while_waiting or 5.0
                     )
-        self._update_cr(
-            cr,
-            lambda m: m.__setitem__(
-                "finalizers", [f for f in m.get("finalizers", []) if f != self.controller.finalizer]
-            ),
-        )
+        remove_finalizer(self.cluster, cr, self.controller.finalizer)
         return ReconcileResult(requeue_after=None, finalized=True)
 
     def _exists(self, obj: Obj) -> bool:
@@ -409,61 +368,9 @@ class Reconciler:
             raise error
         return inputs
 
-    # -- writes to the CR ----------------------------------------------------------------
+    # -- status --------------------------------------------------------------------------
     def _g(self, cr: Obj) -> dict[str, Any]:
         return {"generation": _gen(cr), "now": self.options.clock.now(), "kind": self.kind.kind}
-
-    def _write_status(self, cr: Obj, new_status: dict[str, Any]) -> dict[str, Any] | None:
-        # an error message may quote a rendered Secret value: never put it in the status
-        for cond in new_status.get("conditions") or []:
-            if isinstance(cond.get("message"), str):
-                cond["message"] = redact(cond["message"])
-        if not st.status_changed(cr.get("status") or {}, new_status):
-            return None
-        self._put_status(cr, new_status)
-        return new_status
-
-    def _put_status(self, cr: Obj, new_status: dict[str, Any]) -> Obj:
-        """Write the status over ``cr``: at ``cr``'s resourceVersion first (the CR as read
-        from the cache or last written: no read of it from the server), then, when it
-        changed since (409), over whatever version is live (the status is ours alone)."""
-        body = {**cr, "status": new_status}
-        try:
-            try:
-                return self.cluster.update_status(body)
-            except ClusterError as err:
-                if err.status != 409 or not cr["metadata"].get("resourceVersion"):
-                    raise
-            meta = {k: v for k, v in cr["metadata"].items() if k != "resourceVersion"}
-            return self.cluster.update_status({**body, "metadata": meta})
-        except ClusterError as err:
-            if err.status == 404:  # deleted meanwhile
-                return cr
-            raise
-
-    def _update_cr(
-        self, cr: Obj, change: Callable[[dict[str, Any]], None], attempts: int = 5
-    ) -> Obj:
-        """Read-modify-write of the CR's metadata with conflict retries; returns the CR as
-        the server stored it (``cr`` when it is gone)."""
-        for _ in range(attempts):
-            live = self.cluster.get(
-                cr["apiVersion"],
-                cr["kind"],
-                cr["metadata"]["name"],
-                cr["metadata"].get("namespace"),
-            )
-            if live is None:
-                return cr
-            change(live["metadata"])
-            try:
-                updated = self.cluster.update(live)
-            except ClusterError as err:
-                if err.status == 409:
-                    continue
-                raise
-            return updated
-        raise ClusterError(f"conflict updating {cr['kind']} {cr['metadata']['name']}", status=409)
 
 
 def _secret_randoms(field_manager: str) -> Callable[[Cluster, Obj], RandomSource]:
