@@ -40,100 +40,68 @@ CustomResourceDefinition access is granted: the manager finds the TemporaryPatch
 through discovery (open to every authenticated user) and ``--install-crds`` is not used
 in a cluster, where the CRDs are applied with these manifests.
 
-``rbac_objects`` turns the permissions into a ClusterRole and ClusterRoleBinding (all
-namespaces) or a Role and RoleBinding per watched namespace (plus a ClusterRole for kinds
-outside namespaces, if any), and a Role per namespace a declared read names. Used by
-``manifests.package`` and ``oper8d manifests``.
+``manifests.rbac_grants`` holds the model (``Grant``, ``Permissions``, the verb sets, the
+Lease grants) and ``manifests.rbac_objects`` turns the permissions into a ClusterRole and
+ClusterRoleBinding or Roles and RoleBindings (``rbac_objects``); this module exports their
+names too. Used by ``manifests.package`` and ``oper8d manifests``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 from oper8d.bundle.loader import read_bundle_text
 from oper8d.bundle.model import Bundle, ControllerSpec, ResourceSpec
 from oper8d.bundle.reads import cluster_scoped, is_secret
 from oper8d.errors import BundleError, Oper8dError, SourcePos
 from oper8d.manifests.crd import TEMPORARY_PATCH_GROUP, TEMPORARY_PATCH_VERSION
+from oper8d.manifests.rbac_grants import (
+    CR,
+    DEPLOY,
+    DEPLOY_UNWATCHED,
+    EVENT_WRITE,
+    LEASE_BY_NAME,
+    METHOD_VERBS,
+    READ,
+    SECRET_RANDOMS,
+    SHARD_LEASES,
+    SUBRESOURCE_WRITE,
+    TEMPORARY_PATCHES,
+    VERB_ORDER,
+    Grant,
+    Permissions,
+    lease_grants,
+    ordered,
+    shard_lease_grants,
+    uncovered,
+)
 from oper8d.manifests.rbac_kinds import RBAC_GROUP, KindResource, kind_resource
+from oper8d.manifests.rbac_objects import RBAC_API_VERSION, policy_rules, rbac_objects
 
-#: every verb we grant, in the order kubectl and the docs list them
-VERB_ORDER = ("get", "list", "watch", "create", "update", "patch", "delete")
-
-READ = frozenset({"get", "list", "watch"})
-#: a literal kind the bundle deploys, whatever its method
-DEPLOY = READ | {"delete"}
-#: what each deploy method writes with
-METHOD_VERBS = {
-    "apply": frozenset({"create", "patch"}),
-    "update": frozenset({"create", "update"}),
-    "replace": frozenset({"create", "update"}),
-}
-#: a kind only known at render time: no informer watches it (the runtime starts informers
-#: for literal kinds only), so it is read with get and list
-DEPLOY_UNWATCHED = frozenset({"get", "list", "delete"})
-CR = READ | {"update"}
-TEMPORARY_PATCHES = READ | {"update"}
-SUBRESOURCE_WRITE = frozenset({"update"})
-#: the <cr>-oper8d-generated Secret: read, then server-side applied when a key is new
-SECRET_RANDOMS = frozenset({"get", "create", "patch"})
-EVENT_WRITE = frozenset({"create"})
-LEASE_BY_NAME = frozenset({"get", "update"})
-#: what ``runtime.sharding`` does on the Leases of its group (one namespace)
-SHARD_LEASES = frozenset({"get", "list", "create", "update", "delete"})
-
-RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
-
-
-@dataclass(frozen=True, order=True)
-class Grant:
-    """Verbs on one resource (``deployments``, ``webapps/status``) of one API group."""
-
-    group: str
-    resource: str
-    verbs: tuple[str, ...]
-    namespaced: bool
-    #: resourceNames: only these objects (empty: all)
-    names: tuple[str, ...] = ()
-    #: only in this namespace (a declared read of another namespace); empty: wherever the
-    #: operator works (namespaced grants) or cluster-wide
-    namespace: str = ""
-
-
-@dataclass(frozen=True)
-class Permissions:
-    """What the operator needs where it reconciles, and what could not be worked out."""
-
-    grants: tuple[Grant, ...]
-    #: human-readable caveats, one a line (written as comments above the rules)
-    notes: tuple[str, ...] = ()
-
-    def verbs(self, group: str, resource: str) -> tuple[str, ...]:
-        """The verbs granted on ``resource`` of ``group`` (all names, wherever the operator
-        works), in VERB_ORDER."""
-        found: set[str] = set()
-        for g in self.grants:
-            if (g.group, g.resource) == (group, resource) and not g.names and not g.namespace:
-                found |= set(g.verbs)
-        return _ordered(found)
-
-    @property
-    def namespaced(self) -> tuple[Grant, ...]:
-        """Grants for every namespace the operator works in."""
-        return tuple(g for g in self.grants if g.namespaced and not g.namespace)
-
-    @property
-    def pinned(self) -> tuple[Grant, ...]:
-        """Grants in one named namespace (declared reads)."""
-        return tuple(g for g in self.grants if g.namespace)
-
-    @property
-    def cluster_scoped(self) -> tuple[Grant, ...]:
-        return tuple(g for g in self.grants if not g.namespaced)
+__all__ = [
+    "CR",
+    "DEPLOY",
+    "DEPLOY_UNWATCHED",
+    "EVENT_WRITE",
+    "LEASE_BY_NAME",
+    "METHOD_VERBS",
+    "RBAC_API_VERSION",
+    "READ",
+    "SECRET_RANDOMS",
+    "SHARD_LEASES",
+    "SUBRESOURCE_WRITE",
+    "TEMPORARY_PATCHES",
+    "VERB_ORDER",
+    "Grant",
+    "Permissions",
+    "lease_grants",
+    "policy_rules",
+    "rbac_objects",
+    "required_permissions",
+    "shard_lease_grants",
+]
 
 
 def required_permissions(
@@ -176,83 +144,6 @@ def required_permissions(
             "'default': a namespace-scoped install grants them only in the watched namespaces"
         )
     return needs.permissions()
-
-
-def lease_grants(lease_name: str) -> tuple[Grant, ...]:
-    """Leader election: read and renew the named Lease, create it (create requests carry
-    no name RBAC could match, so that rule cannot be narrowed to the name)."""
-    return (
-        Grant("coordination.k8s.io", "leases", ("create",), True),
-        Grant("coordination.k8s.io", "leases", _ordered(LEASE_BY_NAME), True, (lease_name,)),
-    )
-
-
-def shard_lease_grants() -> tuple[Grant, ...]:
-    """Sharding: every verb ``runtime.sharding`` uses on Leases (see the module docstring);
-    granted in the operator's namespace only."""
-    return (Grant("coordination.k8s.io", "leases", _ordered(SHARD_LEASES), True),)
-
-
-def policy_rules(grants: Iterable[Grant]) -> list[dict[str, Any]]:
-    """RBAC PolicyRules: grants with the same group, verbs and names share one rule;
-    rules sorted (group, resources, names, verbs), so the output does not depend on the
-    order of ``grants``."""
-    merged: dict[tuple[str, tuple[str, ...], tuple[str, ...]], set[str]] = {}
-    for g in grants:
-        merged.setdefault((g.group, g.verbs, g.names), set()).add(g.resource)
-    rules = []
-    for (group, verbs, names), resources in merged.items():
-        rule: dict[str, Any] = {"apiGroups": [group], "resources": sorted(resources)}
-        if names:
-            rule["resourceNames"] = list(names)
-        rule["verbs"] = list(verbs)
-        rules.append(rule)
-    return sorted(
-        rules,
-        key=lambda r: (r["apiGroups"], r["resources"], r.get("resourceNames", []), r["verbs"]),
-    )
-
-
-def rbac_objects(
-    permissions: Permissions,
-    *,
-    name: str,
-    namespace: str,
-    service_account: str,
-    lease_name: str,
-    watch_namespaces: Sequence[str] = (),
-    labels: Mapping[str, str] | None = None,
-    sharding: bool = False,
-) -> list[dict[str, Any]]:
-    """The Roles, ClusterRoles and bindings that give ``service_account`` (in
-    ``namespace``) ``permissions``: cluster-wide, or in each of ``watch_namespaces``; and
-    in ``namespace`` the Lease Role, of leader election or (``sharding``) of the shard
-    group's Leases."""
-    subject = {"kind": "ServiceAccount", "name": service_account, "namespace": namespace}
-    labels = dict(labels or {})
-    objects: list[dict[str, Any]] = []
-    general = [g for g in permissions.grants if not g.namespace]
-    cluster_grants = general if not watch_namespaces else list(permissions.cluster_scoped)
-    if cluster_grants:
-        objects += _role_and_binding("Cluster", name, None, cluster_grants, subject, labels)
-    watched = set(watch_namespaces)
-    for ns in sorted(watched | {g.namespace for g in permissions.pinned}):
-        # everywhere the operator works, the general grants already cover a pinned one
-        everywhere = list(permissions.namespaced) if ns in watched or not watched else []
-        pinned = [g for g in permissions.pinned if g.namespace == ns]
-        pinned = _uncovered(pinned, [replace(g, namespace=ns) for g in everywhere])
-        grants = [*(everywhere if ns in watched else []), *pinned]
-        if grants or ns in watched:
-            objects += _role_and_binding("", name, ns, grants, subject, labels)
-    if sharding:
-        objects += _role_and_binding(
-            "", f"{name}-shards", namespace, shard_lease_grants(), subject, labels
-        )
-    else:
-        objects += _role_and_binding(
-            "", f"{name}-leader-election", namespace, lease_grants(lease_name), subject, labels
-        )
-    return objects
 
 
 # -- building the permissions ----------------------------------------------------------
@@ -309,12 +200,12 @@ class _Needs:
 
     def permissions(self) -> Permissions:
         grants = [
-            Grant(group, resource, _ordered(verbs), namespaced, names, namespace)
+            Grant(group, resource, ordered(verbs), namespaced, names, namespace)
             for (group, resource, namespaced, names, namespace), verbs in self._verbs.items()
         ]
         # a grant limited to names that a grant of all names covers adds nothing
         kept = [g for g in grants if not g.names]
-        kept += _uncovered([g for g in grants if g.names], kept)
+        kept += uncovered([g for g in grants if g.names], kept)
         return Permissions(tuple(sorted(kept)), tuple(self._notes))
 
 
@@ -353,20 +244,6 @@ def _read_needs(needs: _Needs, controller: ControllerSpec) -> None:
             f"{call.pos}: lookup() of a kind computed at render time: grant `get` on it "
             "with --extra-kind apiVersion/Kind or by hand"
         )
-
-
-def _uncovered(grants: Iterable[Grant], wider: Iterable[Grant]) -> list[Grant]:
-    """``grants`` minus those whose verbs a grant of ``wider`` on all names of the same
-    resource, in the same namespace (or everywhere), already gives."""
-    given: dict[tuple[str, str, str], set[str]] = {}
-    for g in wider:
-        if not g.names:
-            given.setdefault((g.group, g.resource, g.namespace), set()).update(g.verbs)
-    return [
-        g
-        for g in grants
-        if not set(g.verbs) <= given.get((g.group, g.resource, g.namespace), set())
-    ]
 
 
 def _declared_namespace(
@@ -425,39 +302,3 @@ def _renders_computed_kinds(root: Path, resource: ResourceSpec) -> bool:
         if not all(v and "{" not in v for v in literal):
             return True
     return False
-
-
-# -- objects ------------------------------------------------------------------------------
-def _role_and_binding(
-    prefix: str,
-    name: str,
-    namespace: str | None,
-    grants: Iterable[Grant],
-    subject: Mapping[str, str],
-    labels: Mapping[str, str],
-) -> list[dict[str, Any]]:
-    """``prefix`` "Cluster": ClusterRole + ClusterRoleBinding; "": Role + RoleBinding."""
-    metadata: dict[str, Any] = {"name": name}
-    if namespace is not None:
-        metadata["namespace"] = namespace
-    if labels:
-        metadata["labels"] = dict(labels)
-    role = {
-        "apiVersion": RBAC_API_VERSION,
-        "kind": f"{prefix}Role",
-        "metadata": dict(metadata),
-        "rules": policy_rules(grants),
-    }
-    binding = {
-        "apiVersion": RBAC_API_VERSION,
-        "kind": f"{prefix}RoleBinding",
-        "metadata": dict(metadata),
-        "roleRef": {"apiGroup": RBAC_GROUP, "kind": f"{prefix}Role", "name": name},
-        "subjects": [dict(subject)],
-    }
-    return [role, binding]
-
-
-def _ordered(verbs: Iterable[str]) -> tuple[str, ...]:
-    found = set(verbs)
-    return tuple(v for v in VERB_ORDER if v in found)
