@@ -1,10 +1,11 @@
 """The CR's conditions: oper8's Ready and Updating, and the kstatus conditions derived from them.
 
-Used by ``engine.status`` (which decides the conditions of each reconcile step) and, through
-it, by the reconciler and the runtime. Conditions follow the Kubernetes convention:
-``lastTransitionTime`` changes only when the status value does, ``observedGeneration`` says
-which spec they are about. The status value of Ready and Updating follows from the reason
-(``ready_condition`` / ``updating_condition``), so no caller can pair them wrongly:
+Used by ``engine.status`` and ``engine.outcome`` (which decide the conditions of each
+reconcile step) and, through them, by the reconciler and the runtime. Conditions follow the
+Kubernetes convention: ``lastTransitionTime`` changes only when the status value does,
+``observedGeneration`` says which spec they are about. The status value of Ready and Updating
+follows from the reason (``ready_condition`` / ``updating_condition``), so no caller can pair
+them wrongly:
 
 * ``Ready``: True iff its reason is ``Stable``.
 * ``Updating``: False iff its reason is ``Stable``, ``ClusterError`` or ``Errored``.
