@@ -313,7 +313,7 @@ def test_cached_objects_keep_managed_fields_only_when_a_resource_leaves_fields()
     from pathlib import Path
 
     from oper8d.bundle import load_bundle
-    from oper8d.runtime.manager import _leaves_fields
+    from oper8d.runtime.manager_wiring import _leaves_fields
 
     examples = Path(__file__).resolve().parents[2] / "examples" / "operators"
     # webapp leaves spec.replicas to its HPA: who owns it is read from managedFields
