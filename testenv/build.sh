@@ -67,9 +67,11 @@ build_one() {
     log "building $name $version from $pkg ..."
     local start=$SECONDS
     local timer=()
-    # OPER8D_TESTENV_TIME=1: report wall time and the largest process's peak RSS.
+    # OPER8D_TESTENV_TIME=1: report wall time, CPU time (user + system: what a quiet
+    # machine spreads over its cores) and the largest process's peak RSS.
     if [[ -n "${OPER8D_TESTENV_TIME:-}" && -x /usr/bin/time ]]; then
-        timer=(/usr/bin/time -f "[testenv] $name: %e s wall, %M KB max RSS of one process")
+        local format="[testenv] $name: %e s wall, %U s user + %S s system CPU"
+        timer=(/usr/bin/time -f "$format, %M KB max RSS of one process")
     fi
     (cd "$HERE/$moddir" && "${timer[@]}" go build -trimpath -ldflags "-s -w $ldflags" -o "$tmp" "$pkg")
     mv -f "$tmp" "$dir/$name"
