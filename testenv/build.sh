@@ -1,17 +1,15 @@
 #!/usr/bin/env bash
 # Build the real-Kubernetes test environment binaries from Go modules:
-#   kube-apiserver, kube-controller-manager, kube-scheduler  (k8s.io/kubernetes, ./kubernetes
-#                                                             or ./kubernetes-1.36)
-#   etcd                                                     (go.etcd.io/etcd/server/v3, ./etcd
-#                                                             or ./etcd-3.6 for Kubernetes 1.35+)
+#   kube-apiserver, kube-controller-manager, kube-scheduler  (k8s.io/kubernetes, ./kubernetes)
+#   etcd                                                     (go.etcd.io/etcd/server/v3, ./etcd)
 #   kwok                                                     (sigs.k8s.io/kwok/cmd/kwok, ./kwok)
 #   strategic-merge: apimachinery's strategic merge patch    (./kubernetes/strategicmerge)
 #     for tests/integration/test_smp_apimachinery.py; it links only apimachinery and
-#     client-go's scheme, which the Kubernetes builds have already compiled
+#     client-go's scheme, which the Kubernetes build has already compiled
 #
-# The Kubernetes version is the first argument or $OPER8D_K8S_VERSION: 1.34 (the default,
-# v1.34.4) or 1.36 (v1.36.3, the first with server-side sharded list and watch). Each has its
-# own wrapper module because a module pins one release.
+# One Kubernetes version is built: v1.36.3 (the first with server-side sharded list and
+# watch) with etcd v3.6.8. The first argument or $OPER8D_K8S_VERSION may name it (1.36,
+# v1.36.3); anything else is refused, since the wrapper modules pin that one release.
 #
 # Binaries are cached outside the repo in
 #   ${OPER8D_TESTENV_CACHE:-$HOME/.cache/oper8d-testenv}/<component>-<version>/
@@ -25,22 +23,16 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE_ROOT="${OPER8D_TESTENV_CACHE:-$HOME/.cache/oper8d-testenv}"
 
 # Pinned versions: keep in step with the require lines of the wrapper modules.
-case "${1:-${OPER8D_K8S_VERSION:-1.34}}" in
-1.34 | v1.34 | 1.34.4 | v1.34.4)
-    K8S_VERSION=v1.34.4 K8S_MODULE=kubernetes ETCD_VERSION=v3.5.35 ETCD_MODULE=etcd
-    ;;
+case "${1:-${OPER8D_K8S_VERSION:-1.36}}" in
 1.36 | v1.36 | 1.36.3 | v1.36.3)
-    K8S_VERSION=v1.36.3 K8S_MODULE=kubernetes-1.36 ETCD_VERSION=v3.6.8 ETCD_MODULE=etcd-3.6
+    K8S_VERSION=v1.36.3 ETCD_VERSION=v3.6.8
     ;;
 *)
-    echo "[testenv] unsupported Kubernetes version '${1:-$OPER8D_K8S_VERSION}':" \
-        "use 1.34 or 1.36" >&2
+    echo "[testenv] unsupported Kubernetes version '${1:-$OPER8D_K8S_VERSION}': use 1.36" >&2
     exit 2
     ;;
 esac
 KWOK_VERSION=v0.8.0
-# strategic-merge links only apimachinery; it is always built from the 1.34 module.
-SMP_K8S_VERSION=v1.34.4
 
 K8S_MINOR="${K8S_VERSION#v1.}"
 K8S_MINOR="${K8S_MINOR%%.*}"
@@ -75,9 +67,11 @@ build_one() {
     log "building $name $version from $pkg ..."
     local start=$SECONDS
     local timer=()
-    # OPER8D_TESTENV_TIME=1: report wall time and the largest process's peak RSS.
+    # OPER8D_TESTENV_TIME=1: report wall time, CPU time (user + system: what a quiet
+    # machine spreads over its cores) and the largest process's peak RSS.
     if [[ -n "${OPER8D_TESTENV_TIME:-}" && -x /usr/bin/time ]]; then
-        timer=(/usr/bin/time -f "[testenv] $name: %e s wall, %M KB max RSS of one process")
+        local format="[testenv] $name: %e s wall, %U s user + %S s system CPU"
+        timer=(/usr/bin/time -f "$format, %M KB max RSS of one process")
     fi
     (cd "$HERE/$moddir" && "${timer[@]}" go build -trimpath -ldflags "-s -w $ldflags" -o "$tmp" "$pkg")
     mv -f "$tmp" "$dir/$name"
@@ -90,12 +84,12 @@ K8S_LDFLAGS+=" -X k8s.io/component-base/version.gitMinor=$K8S_MINOR"
 K8S_LDFLAGS+=" -X k8s.io/component-base/version.gitTreeState=clean"
 
 for cmd in kube-apiserver kube-controller-manager kube-scheduler; do
-    build_one "$cmd" "$K8S_VERSION" "$K8S_MODULE" "k8s.io/kubernetes/cmd/$cmd" "$K8S_LDFLAGS"
+    build_one "$cmd" "$K8S_VERSION" kubernetes "k8s.io/kubernetes/cmd/$cmd" "$K8S_LDFLAGS"
 done
 # Versioned by its source too, so that a change to main.go rebuilds it.
-SMP_VERSION="$SMP_K8S_VERSION-$(cat "$HERE/kubernetes/strategicmerge/main.go" | sha256sum | cut -c1-12)"
+SMP_VERSION="$K8S_VERSION-$(cat "$HERE/kubernetes/strategicmerge/main.go" | sha256sum | cut -c1-12)"
 build_one strategic-merge "$SMP_VERSION" kubernetes ./strategicmerge
-build_one etcd "$ETCD_VERSION" "$ETCD_MODULE" go.etcd.io/etcd/server/v3
+build_one etcd "$ETCD_VERSION" etcd go.etcd.io/etcd/server/v3
 build_one kwok "$KWOK_VERSION" kwok sigs.k8s.io/kwok/cmd/kwok
 
 # kwok >= 0.8 has no built-in stages: it needs Stage objects in a --config file.

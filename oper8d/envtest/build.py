@@ -38,8 +38,8 @@ def build(
 
     The script's output goes to ``log_path`` (a temp file by default) and, with
     ``echo``, to stderr as well. Raises BuildError with the log tail on failure.
-    ``k8s_version`` picks the Kubernetes release (build.sh's argument: "1.34", the
-    default, or "1.36"); with ``cached_only`` nothing is built: a BuildError tells
+    ``k8s_version`` names the Kubernetes release (build.sh's argument; "1.36", the one
+    it builds, is the default); with ``cached_only`` nothing is built: a BuildError tells
     that some binary is not in the cache yet.
     """
     script = build_script()

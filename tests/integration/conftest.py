@@ -29,10 +29,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-@pytest.fixture(scope="session")
-def envtest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Environment]:
-    """A started Environment (etcd, apiserver, controller-manager, scheduler, kwok)."""
-    log = tmp_path_factory.mktemp("testenv") / "build.log"
+def _started(
+    tmp_path_factory: pytest.TempPathFactory, name: str, feature_gates: tuple[str, ...]
+) -> Environment:
+    """Build if needed (or take $OPER8D_TESTENV_BIN_DIR) and start an Environment with
+    these kube-apiserver feature gates; a failure fails the test with the log's tail."""
+    log = tmp_path_factory.mktemp(name) / "build.log"
     configured = os.environ.get(BIN_DIR_ENV)
     error = None
     try:
@@ -41,13 +43,22 @@ def envtest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Environment]:
         error = f"building the test environment failed:\n{e}"
     if error:
         pytest.fail(error, pytrace=False)
-    env = Environment(bin_dir=bin_dir)
+    env = Environment(bin_dir=bin_dir, feature_gates=feature_gates)
     try:
         env.start()
     except StartError as e:
-        error = f"starting the test environment failed:\n{e}"
+        error = f"starting the test environment ({name}) failed:\n{e}"
     if error:
         pytest.fail(error, pytrace=False)
+    return env
+
+
+@pytest.fixture(scope="session")
+def envtest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Environment]:
+    """A started Environment (etcd, apiserver, controller-manager, scheduler, kwok) with
+    the apiserver's default feature gates, as a cluster has them: the alpha
+    ShardedListAndWatch is off, so ``shardSelector`` is ignored."""
+    env = _started(tmp_path_factory, "testenv", feature_gates=())
     yield env
     env.stop()
 
@@ -59,28 +70,13 @@ def k8s(envtest: Environment) -> Iterator[ApiClient]:
         yield api_client
 
 
-#: the Kubernetes release with server-side sharded list and watch (build.sh's argument)
-SHARDED_K8S = "1.36"
+#: the kube-apiserver feature gate of server-side sharded list and watch (alpha in 1.36)
+SHARDED_GATE = "ShardedListAndWatch"
 
 
 @pytest.fixture(scope="session")
 def envtest_sharded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Environment]:
-    """A started Environment of Kubernetes 1.36 with the ShardedListAndWatch gate on.
-
-    Built binaries are used as they are (``bash testenv/build.sh 1.36`` builds them;
-    scripts/test does); when they are not built, the tests that need it are skipped."""
-    log = tmp_path_factory.mktemp("testenv-136") / "build.log"
-    try:
-        bin_dir = build(log_path=log, k8s_version=SHARDED_K8S, cached_only=True)
-    except BuildError:
-        pytest.skip(f"Kubernetes {SHARDED_K8S} is not built (bash testenv/build.sh 1.36)")
-    env = Environment(bin_dir=bin_dir)
-    error = None
-    try:
-        env.start()
-    except StartError as e:
-        error = f"starting the Kubernetes {SHARDED_K8S} test environment failed:\n{e}"
-    if error:
-        pytest.fail(error, pytrace=False)
+    """A second started Environment, with the ShardedListAndWatch gate on."""
+    env = _started(tmp_path_factory, "testenv-sharded", feature_gates=(SHARDED_GATE,))
     yield env
     env.stop()

@@ -19,10 +19,14 @@ CRS = 6
 
 @pytest.fixture(scope="module")
 def built() -> None:
+    """The test environment's binaries, built if needed (as the envtest fixture does)."""
+    error = None
     try:
-        build(k8s_version=K8S, cached_only=True)
-    except BuildError:
-        pytest.skip(f"Kubernetes {K8S} is not built (bash testenv/build.sh {K8S})")
+        build(k8s_version=K8S)
+    except BuildError as e:
+        error = f"building the test environment failed:\n{e}"
+    if error:
+        pytest.fail(error, pytrace=False)
 
 
 def check(run: ShardRun) -> None:

@@ -80,10 +80,10 @@ def namespace(k8s: client.ApiClient) -> Iterator[str]:
     core.delete_namespace(name)
 
 
-def test_version_is_1_34(k8s: client.ApiClient) -> None:
+def test_version_is_1_36(k8s: client.ApiClient) -> None:
     info = client.VersionApi(k8s).get_code()
-    assert info.git_version.startswith("v1.34."), info
-    assert (info.major, info.minor) == ("1", "34")
+    assert info.git_version.startswith("v1.36."), info
+    assert (info.major, info.minor) == ("1", "36")
 
 
 def test_deployment_pods_run_on_fake_nodes(k8s: client.ApiClient, namespace: str) -> None:

@@ -1,6 +1,7 @@
 """Sharded replicas against the real control plane: three in-process Managers share the CRs
 of sixty namespaces through their Leases, on Kubernetes 1.36 with server-side sharded list
-and watch (and two on 1.34, which ignores ``shardSelector``: filtered on our side). On
+and watch (the ShardedListAndWatch gate on; and two with the gate off, as clusters have it
+by default, where the API server ignores ``shardSelector``: filtered on our side). On
 1.36.3 the API server shards lists of built-in kinds (the owned ConfigMaps) but not of
 custom resources: the Notes are filtered on our side there too.
 
@@ -357,6 +358,8 @@ def test_three_replicas_share_the_crs_take_over_a_killed_one_and_make_room_for_a
 def test_without_server_side_sharding_two_replicas_filter_on_their_side(
     envtest: Environment, bundle_dir: Path
 ) -> None:
+    """``envtest`` runs 1.36 with the ShardedListAndWatch gate off: the server ignores the
+    selector (no ``shardInfo``), and each replica filters every kind on its side."""
     with ExitStack() as stack:
         fleet = Fleet(envtest, bundle_dir, stack)
         try:

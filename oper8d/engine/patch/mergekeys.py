@@ -5,9 +5,9 @@ The API server reads this from the Go struct tags of the built-in types
 the lists are kept as data here and resolved by their path inside the object
 (``spec.template.spec.containers[].env``). ``patch.strategic`` asks
 ``list_rules(kind, api_version)`` once per patch and looks lists up by path. For every
-kind below the rules equal the struct tags of Kubernetes 1.34 (an integration test,
-test_smp_apimachinery.py, compares them), including the one map a patch replaces
-whole (a PodDisruptionBudget's ``spec.selector``).
+kind below the rules equal the struct tags of Kubernetes 1.34 and 1.36 (an integration
+test, test_smp_apimachinery.py, compares them with the test environment's 1.36),
+including the one map a patch replaces whole (a PodDisruptionBudget's ``spec.selector``).
 
 Every list not found here is replaced by a patch, and so is every list of a kind not
 found here: custom resources have no merge keys (the API server refuses strategic
