@@ -23,7 +23,6 @@ whole component. Without a budget (compile time) only the size limits apply.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from typing import Any
@@ -180,28 +179,13 @@ class LimitedSandbox(SizeChecks, ImmutableSandboxedEnvironment):
 
     # -- budgets ----------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def budget(self, shared: Any = None) -> Iterator[Budget]:
+    def budget(self, shared: Any = None) -> BudgetScope:
         """The budget of the render in progress, or a new one for the code in the block.
 
         ``shared`` is an object several renders have in common (the Jinja context the
         strings of one inline object share): its budget, kept on it, is used by all of
         them, so an inline object has one deadline, not one per string."""
-        current = self._budget.get()
-        if current is not None:
-            yield current
-            return
-        kept = getattr(shared, "oper8d_budget", None)
-        new = kept if isinstance(kept, Budget) else Budget(self.limits, self.clock)
-        if shared is not None and kept is None:
-            shared.oper8d_budget = new
-        token = self._budget.set(new)
-        try:
-            # the budget is checked where templates run; this ends code that never checks
-            with self._watchdog().deadline(self.limits.template_seconds + HARD_DEADLINE_GRACE):
-                yield new
-        finally:
-            self._budget.reset(token)
+        return BudgetScope(self, shared)
 
     def _watchdog(self) -> Watchdog:
         watchdog = self.__dict__.get("oper8d_watchdog")
@@ -290,6 +274,48 @@ class LimitedSandbox(SizeChecks, ImmutableSandboxedEnvironment):
 
     def getitem(self, obj: Any, argument: Any) -> Any:
         return super().getitem(as_value(obj), as_value(argument))
+
+
+class BudgetScope:
+    """``LimitedSandbox.budget``'s block (a class: a render enters one, and a generator's
+    context manager cost a third of rendering a short expression)."""
+
+    __slots__ = ("_deadline", "_env", "_shared", "_token")
+
+    def __init__(self, env: LimitedSandbox, shared: Any) -> None:
+        self._env = env
+        self._shared = shared
+        self._token: Any = None
+        self._deadline: Any = None
+
+    def __enter__(self) -> Budget:
+        env = self._env
+        current = env._budget.get()
+        if current is not None:
+            return current
+        shared = self._shared
+        kept = getattr(shared, "oper8d_budget", None)
+        new = kept if isinstance(kept, Budget) else Budget(env.limits, env.clock)
+        if shared is not None and kept is None:
+            shared.oper8d_budget = new
+        # the budget is checked where templates run; the deadline ends code that never checks
+        deadline = env._watchdog().deadline(env.limits.template_seconds + HARD_DEADLINE_GRACE)
+        self._token = env._budget.set(new)
+        try:
+            deadline.__enter__()
+        except BaseException:
+            env._budget.reset(self._token)
+            raise
+        self._deadline = deadline
+        return new
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._token is None:
+            return
+        try:
+            self._deadline.__exit__(*exc)
+        finally:
+            self._env._budget.reset(self._token)
 
 
 def _values(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], Any]:
