@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from oper8d.bundle.loader import Document
+from oper8d.bundle.schema_keywords import KEYWORDS, KUBERNETES_EXTENSIONS, unknown_keywords
 from oper8d.bundle.schema_messages import (
     alternatives,
     either,
@@ -148,6 +149,15 @@ def check_spec_schema(
     validator = openapi_validator()
     meta = validator(validator.META_SCHEMA, format_checker=FormatChecker(["regex"]))
     problems = _problems(meta.iter_errors(schema), doc, base)
+    for key_path, key in unknown_keywords(schema):
+        vocabulary = KEYWORDS | KUBERNETES_EXTENSIONS
+        problems.append(
+            Problem(
+                f"unknown schema keyword {key!r}{suggest(key, vocabulary)}: JSON Schema "
+                "would ignore it, and the API server refuses it in a CRD",
+                doc.key_pos((*base, *key_path)),
+            )
+        )
     if problems:  # a broken schema cannot judge its defaults
         return problems
     return _default_problems(schema, doc, base, field, defaults)

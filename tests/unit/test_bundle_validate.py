@@ -609,3 +609,60 @@ def test_list_map_entries_must_have_unique_keys():
     assert messages(validate_instance([{"name": "a"}, {"name": "a"}], schema, field_prefix="")) == [
         "must not contain the same key (name) twice (repeated: name='a')"
     ]
+
+
+@pytest.mark.parametrize(
+    ("schema", "keyword", "hint"),
+    [
+        ({"type": "object", "propertes": {"a": {"type": "string"}}}, "propertes", "properties"),
+        (
+            {"type": "object", "properties": {"a": {"type": "string", "defualt": "x"}}},
+            "defualt",
+            "default",
+        ),
+        (
+            {"type": "object", "properties": {"l": {"type": "array", "items": {"enm": [1]}}}},
+            "enm",
+            "enum",
+        ),
+        ({"type": "object", "x-kubernetes-preserve-unknown-field": True}, None, None),
+    ],
+)
+def test_a_misspelt_schema_keyword_is_a_problem_at_its_line(
+    tmp_path: Path, schema: dict[str, Any], keyword: str | None, hint: str | None
+) -> None:
+    # JSON Schema ignores an unknown keyword: `propertes` switched off every check below it
+    from bundles import write_bundle
+
+    from oper8d.bundle import load_bundle
+    from oper8d.errors import BundleError
+
+    root = write_bundle(tmp_path, "components: []", schema=schema)
+    with pytest.raises(BundleError) as caught:
+        load_bundle(root)
+    text = str(caught.value)
+    assert "unknown schema keyword" in text and "operator.yaml:" in text
+    if keyword is not None:
+        assert f"{keyword!r} (did you mean {hint!r}?)" in text
+
+
+def test_the_schema_vocabularies_and_extensions_are_accepted(tmp_path: Path) -> None:
+    from bundles import write_bundle
+
+    from oper8d.bundle import load_bundle
+
+    schema = {
+        "type": "object",
+        "x-oper8d-note": "an extension of the bundle author's",
+        "properties": {
+            "a": {"type": "string", "pattern": "^a", "description": "d", "example": "ab"},
+            "n": {"type": "integer", "minimum": 0, "maximum": 10, "nullable": True},
+            "l": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"},
+            "m": {"type": "object", "additionalProperties": {"type": "string"}},
+            "o": {
+                "anyOf": [{"type": "integer"}, {"type": "string"}],
+                "x-kubernetes-int-or-string": True,
+            },
+        },
+    }
+    load_bundle(write_bundle(tmp_path, "components: []", schema=schema))
