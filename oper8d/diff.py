@@ -293,6 +293,12 @@ def _without_owner(obj: Obj, uid: str) -> Obj:
 
 
 # -- the diff ---------------------------------------------------------------------------
+#: metadata the API server sets on a stored object
+_SERVER_SET = frozenset(
+    {"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink"}
+)
+
+
 def diff_cr(
     bundle: Bundle, cr: Mapping[str, Any], cluster: DiffCluster, *, namespace: str = "default"
 ) -> DiffReport:
@@ -305,7 +311,12 @@ def diff_cr(
     controller = controller_for(bundle, cr)
     kind = controller.resource
     body = copy.deepcopy(dict(cr))
-    body["metadata"] = dict(body["metadata"])
+    # a CR saved with `kubectl get -o yaml` keeps what the server set; the CR is rendered
+    # as the CR it describes, not as that stored copy (whose version the render's own
+    # cluster would not know)
+    body["metadata"] = {
+        key: value for key, value in body["metadata"].items() if key not in _SERVER_SET
+    }
     if kind.namespaced:
         body["metadata"].setdefault("namespace", namespace)
     else:

@@ -307,6 +307,22 @@ def test_the_cr_the_operator_rolled_out_shows_no_difference(bundle: Bundle) -> N
     assert len(report.diffs) == 5
 
 
+def test_a_cr_saved_from_the_cluster_diffs_like_the_cr_it_describes(bundle: Bundle) -> None:
+    # `kubectl get -o yaml` keeps the server's metadata: that gave a false "was deleted"
+    server = server_after_rollout(bundle, webapp_cr())
+    saved = copy.deepcopy(webapp_cr())
+    saved["metadata"].update(
+        uid="6f1d2a9c-0000-4000-8000-000000000001",
+        resourceVersion="123456",
+        generation=4,
+        creationTimestamp="2026-12-01T10:00:00Z",
+        managedFields=[{"manager": "kubectl", "operation": "Apply"}],
+    )
+    report = diff_cr(bundle, saved, server)
+    assert report == diff_cr(bundle, webapp_cr(), server)
+    assert not report.errors
+
+
 def test_a_replicas_change_shows_in_the_deployment(bundle: Bundle) -> None:
     no_hpa = {"enabled": False}
     server = server_after_rollout(bundle, webapp_cr(autoscaling=no_hpa))
