@@ -82,7 +82,19 @@ def run_on_cluster(
     # after the bundle's templates compiled (under the default limit): a tenant's CR nested
     # 10,000 deep must not stop the informers (runtime.manager.RECURSION_LIMIT)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
-    manager.start()
+    try:
+        manager.start()
+    except OSError as err:  # the probe or metrics address is taken or not ours to bind
+        manager.stop()
+        click.secho(
+            f"error: cannot serve the health probes or metrics: {err.strerror or err} "
+            f"(--health-probe-bind-address {options.health_probe_bind_address or 'off'}, "
+            f"--metrics-bind-address {options.metrics_bind_address or 'off'}): choose free "
+            "addresses, or an empty one to turn that server off",
+            fg="red",
+            err=True,
+        )
+        return 1
     log.info(
         "operator %s running: %d controller(s), namespaces: %s",
         bundle.name,

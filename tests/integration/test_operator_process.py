@@ -516,3 +516,24 @@ def test_an_update_of_a_ready_cr_is_recorded_as_events_and_its_first_rollout_is_
     assert event["regarding"]["kind"] == "WebApp" and event["regarding"]["name"] == "hello"
     # the first rollout's steps (Initializing, InProgress, its Ready) are in its status only
     assert not [e for e in ours() if e.get("reason") == "Initializing"]
+
+
+def test_a_taken_metrics_address_is_a_clear_error_not_a_traceback(
+    envtest: Environment, ns: str, webapp_crds: None
+) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    assert envtest.kubeconfig_path is not None
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = [sys.executable, "-m", "oper8d", "run", str(EXAMPLES / "webapp")]
+        argv += ["--kubeconfig", str(envtest.kubeconfig_path), "--namespace", ns]
+        argv += ["--metrics-bind-address", f"127.0.0.1:{port}"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "cannot serve the health probes or metrics" in done.stderr
+    assert "Traceback" not in done.stderr
