@@ -256,9 +256,10 @@ class ControllerRuntime:
         """``result.requeue_after``, or for a CR still waiting for readiness the backed-off
         wait (see the module docstring)."""
         after = cast(float, result.requeue_after)
-        waiting = (
-            result.error is None and not result.stable and result.rollout is not None and after > 0
-        )
+        # a component waiting on a precondition or its verification reports that as an
+        # expected (non-fatal) error: still waiting, not failing
+        expected = result.error is None or not getattr(result.error, "fatal", True)
+        waiting = expected and not result.stable and result.rollout is not None and after > 0
         if not waiting:
             self._waits.pop(key, None)
             return after

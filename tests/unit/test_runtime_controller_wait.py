@@ -18,15 +18,17 @@ WAIT = 10.0
 
 
 class Waiting:
-    """Reconcile results: waiting for readiness until ``ready`` is set."""
+    """Reconcile results: waiting for readiness until ``ready`` is set; ``error``: the
+    expected error the wait reports (a precondition not met yet), or none."""
 
-    def __init__(self) -> None:
+    def __init__(self, error: Exception | None = None) -> None:
         self.ready = False
+        self.error = error
 
     def __call__(self, cr: object) -> ReconcileResult:
         if self.ready:
             return ReconcileResult(requeue_after=None, stable=True)
-        return ReconcileResult(requeue_after=WAIT, rollout=_rollout())
+        return ReconcileResult(requeue_after=WAIT, rollout=_rollout(), error=self.error)
 
 
 def _rollout() -> RolloutResult:
@@ -71,3 +73,13 @@ def test_the_backoff_is_capped(spec: ControllerSpec) -> None:  # noqa: F811
     rig.run_ready()
     # 10, 20, 40, 40, 40 ...: at t=10, 30, 70, 110, 150
     assert reconciles_within(rig, 150) == 5
+
+
+def test_a_wait_on_a_precondition_backs_off_too(spec: ControllerSpec) -> None:  # noqa: F811
+    # it reports a PreconditionError (expected, not fatal): the requeue stayed fixed
+    from oper8d.errors import PreconditionError
+
+    rig = Rig(spec, Waiting(PreconditionError("database is not ready")))
+    rig.crs.emit("ADDED", rig.create_cr())
+    assert rig.run_ready() == 1
+    assert reconciles_within(rig, 60) == 2  # 10 s, then 20 s: not every 10 s
