@@ -1,7 +1,7 @@
 """Typos in conditions over live objects, found when a bundle is compiled.
 
-Readiness ``expr`` rules, component ``readyWhen``, ``dependsOn`` ``when:``, hook checks and
-status projections read live objects (``obj``, ``live('<component>.<resource>')``) and the
+Readiness ``expr`` rules, component ``readyWhen``, ``enabled`` and ``forEach.items``,
+``dependsOn`` ``when:``, hook checks and status projections read live objects (``obj``, ``live('<component>.<resource>')``) and the
 CR (``spec``, ``cr.spec``). Where the kind is known here (the resource writes one literal
 apiVersion and kind; a built-in kind or the bundle's own CR), a field path its schema does
 not have is a problem at the expression, as is a name no condition context defines. The
@@ -53,7 +53,7 @@ def path_problems(controller: ControllerSpec, schemas: KubeSchemas) -> list[Prob
     env.filters.update(template_filters())  # undeclared names are found by compiling
     kinds = _literal_kinds(controller)
     found: list[Problem] = []
-    for expr, obj_kind in _conditions(controller):
+    for expr, obj_kind, bound in _conditions(controller):
         ast = _parse(env, expr)
         if ast is None:
             continue
@@ -61,7 +61,7 @@ def path_problems(controller: ControllerSpec, schemas: KubeSchemas) -> list[Prob
             undeclared = find_undeclared_variables(ast)
         except TemplateAssertionError:  # reported by the template engine at render
             undeclared = set()
-        for name in sorted(undeclared - CONDITION_NAMES):
+        for name in sorted(undeclared - CONDITION_NAMES - bound):
             found.append(
                 Problem(f"{expr.source!r}: {name!r} is undefined: no such name (a typo?)", expr.pos)
             )
@@ -76,25 +76,34 @@ def path_problems(controller: ControllerSpec, schemas: KubeSchemas) -> list[Prob
     return found
 
 
-def _conditions(controller: ControllerSpec) -> Iterator[tuple[Expr, Root | None]]:
-    """Each condition with the kind its ``obj`` is (None: no ``obj``, or unknown)."""
+def _conditions(
+    controller: ControllerSpec,
+) -> Iterator[tuple[Expr, Root | None, frozenset[str]]]:
+    """Each condition with the kind its ``obj`` is (None: no ``obj``, or unknown) and the
+    names it may read beside :data:`CONDITION_NAMES` (a ``forEach`` item's)."""
+    none: frozenset[str] = frozenset()
     for comp in controller.components:
+        item = frozenset({comp.for_each.var}) if comp.for_each is not None else none
+        if comp.enabled is not None:
+            yield comp.enabled, None, item
+        if comp.for_each is not None:
+            yield comp.for_each.items, None, none
         for res in comp.resources:
             kind = res.kinds[0] if len(res.kinds) == 1 else None
             for rule in res.ready:
                 if rule.kind == "expr" and rule.expr is not None:
-                    yield rule.expr, kind
+                    yield rule.expr, kind, item
         for rule in comp.ready:
             if rule.expr is not None:
-                yield rule.expr, None
+                yield rule.expr, None, item
     for edge in controller.edges:
         if edge.when is not None:
-            yield edge.when, None
+            yield edge.when, None, none
     for hook in controller.hooks:
         if hook.check is not None:
-            yield hook.check, None
+            yield hook.check, None, none
     for expr in controller.status_fields.values():
-        yield expr, None
+        yield expr, None, none
 
 
 def _literal_kinds(controller: ControllerSpec) -> dict[str, Root]:

@@ -230,6 +230,33 @@ def test_validate_finds_a_typo_in_a_status_projection(
     )
 
 
+@pytest.mark.parametrize(
+    ("extra", "typo"),
+    [
+        ("    enabled: spec.enabeld\n", "spec.enabeld"),
+        ("    forEach:\n      items: spec.workerz\n", "spec.workerz"),
+    ],
+)
+def test_validate_finds_a_typo_in_enabled_and_foreach_items(
+    tmp_path: Path, extra: str, typo: str
+) -> None:
+    # validate checked readiness and status paths but not these (issue 18)
+    schema = {
+        "type": "object",
+        "properties": {"enabled": {"type": "boolean"}, "workers": {"type": "array"}},
+    }
+    error = compile_error(tmp_path, "components:\n" + cm("app", extra=extra), schema=schema)
+    assert f"'{typo}': the CR's spec schema has no field {typo}" in error
+
+
+def test_a_foreach_item_may_switch_its_copy_on_and_off(tmp_path: Path) -> None:
+    extra = "    forEach:\n      items: spec.workers\n    enabled: item.on\n"
+    schema = {"type": "object", "properties": {"workers": {"type": "array"}}}
+    build(
+        tmp_path, "components:\n" + cm("app", name="\"w-{{ item.name }}\"", extra=extra), schema=schema
+    )
+
+
 # -- where the kind is computed, the same typos are ConfigErrors at run time ------------
 
 TEMPLATED = """\
