@@ -1,13 +1,14 @@
 """Typos in conditions over live objects, found when a bundle is compiled.
 
 Readiness ``expr`` rules, component ``readyWhen``, ``enabled`` and ``forEach.items``,
-``dependsOn`` ``when:``, hook checks and status projections read live objects (``obj``, ``live('<component>.<resource>')``) and the
-CR (``spec``, ``cr.spec``). Where the kind is known here (the resource writes one literal
-apiVersion and kind; a built-in kind or the bundle's own CR), a field path its schema does
-not have is a problem at the expression, as is a name no condition context defines. The
-same typos met at run time where the kind is computed are ConfigErrors
-(``engine.missing``); a field the schema has but a live object lacks yet means "waiting".
-``bundle.compile`` calls :func:`path_problems` once per controller.
+``dependsOn`` ``when:``, hook checks and status projections read live objects (``obj``,
+``live('<component>.<resource>')``) and the CR (``spec``, ``cr.spec``). Where the kind is
+known here (the resource writes one literal apiVersion and kind; a built-in kind or the
+bundle's own CR), a field path its schema does not have is a problem at the expression, as
+is a name no condition context defines. The same typos met at run time where the kind is
+computed are ConfigErrors (``engine.missing``); a field the schema has but a live object
+lacks yet means "waiting". ``bundle.compile`` calls :func:`path_problems` once per
+controller.
 """
 
 from __future__ import annotations

@@ -252,9 +252,8 @@ def test_validate_finds_a_typo_in_enabled_and_foreach_items(
 def test_a_foreach_item_may_switch_its_copy_on_and_off(tmp_path: Path) -> None:
     extra = "    forEach:\n      items: spec.workers\n    enabled: item.on\n"
     schema = {"type": "object", "properties": {"workers": {"type": "array"}}}
-    build(
-        tmp_path, "components:\n" + cm("app", name="\"w-{{ item.name }}\"", extra=extra), schema=schema
-    )
+    component = cm("app", name='"w-{{ item.name }}"', extra=extra)
+    build(tmp_path, "components:\n" + component, schema=schema)
 
 
 # -- where the kind is computed, the same typos are ConfigErrors at run time ------------
