@@ -45,7 +45,7 @@ class KubernetesLoader(BaseLoader):  # type: ignore[misc, valid-type]
             if not isinstance(key, str):  # (a str subclass: ``slotloader.SpliceMark``)
                 key = json_key(key, key_node)
             if index >= merged:
-                if key in own_keys:
+                if key in own_keys or (key in mapping and self.value_made(key_node)):
                     raise yaml.constructor.ConstructorError(
                         "while constructing a mapping",
                         node.start_mark,
@@ -55,6 +55,11 @@ class KubernetesLoader(BaseLoader):  # type: ignore[misc, valid-type]
                 own_keys.add(key)
             mapping[key] = self.construct_object(value_node, deep=deep)
         return mapping
+
+    def value_made(self, node: Any) -> bool:
+        """Whether a key's text came from a printed value (which may not replace a key the
+        template merged in with ``<<``)."""
+        return False
 
     def shown_key(self, node: Any, key: str) -> str:
         """A key as an error message may quote it."""

@@ -122,6 +122,9 @@ class SlotLoader(KubernetesLoader):
                 key_node.tag = _KEY_TAG
         return super().construct_mapping(node, deep=deep)
 
+    def value_made(self, node: Any) -> bool:
+        return self.slots.nonce in node.value
+
     def shown_key(self, node: Any, key: str) -> str:
         return self.slots.hide(node.value) if self.slots.nonce in node.value else key
 
@@ -152,7 +155,7 @@ class SlotLoader(KubernetesLoader):
         if placed is not None and not placed.typed:
             return json_data(copy_result(value))
         if placed is not None:
-            value = placed.body()
+            value = self.slots.text_of(index)
         return self._typed(value)
 
     def _typed(self, value: Any) -> Any:
@@ -161,9 +164,8 @@ class SlotLoader(KubernetesLoader):
     def _block(self, node: Any) -> str:
         """A block scalar holding tokens: its text with the values put back, read again alone."""
         start, end = node.start_mark.index, node.end_mark.index
-        header_end = self._text.find("\n", start)
-        if header_end < 0 or header_end >= end:
-            header_end = end
+        found = _LINE_BREAK.search(self._text, start, end)
+        header_end = found.start() if found else end
         header = self._text[start:header_end]
         body = self._text[header_end:end]
         filled = self.slots.fill(body)
@@ -224,8 +226,13 @@ def plain_scalar(value: Any, loader: SlotLoader | None = None) -> Any:
 _HEADER_PREFIX = re.compile(r"([ ]*(?:-[ ]+)*)(.*)")
 
 
+#: what YAML reads as a line break (a template may hold any of them)
+_LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+
+
 def _parent_column(text: str, start: int) -> int:
-    line = text[text.rfind("\n", 0, start) + 1 : start]
+    breaks = [m.end() for m in _LINE_BREAK.finditer(text, 0, start)]
+    line = text[breaks[-1] if breaks else 0 : start]
     match = _HEADER_PREFIX.match(line)
     lead, rest = (match.group(1), match.group(2)) if match else ("", line)
     if rest.strip():

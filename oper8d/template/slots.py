@@ -65,13 +65,15 @@ class Slots:
     and, for data printed alone on a line (:meth:`splice_lines`), ``<nonce><i>m:`` where a
     mapping's keys land and ``- <nonce><i>s`` where a list's items land."""
 
-    __slots__ = ("limit", "nonce", "pattern", "placed", "spliceable", "values")
+    __slots__ = ("limit", "nonce", "pattern", "placed", "size", "spliceable", "values")
 
     def __init__(self, nonce: str, limit: int | None = None) -> None:
         """``limit``: the expanded size printed values may have together (``renderedBytes``)."""
         self.nonce = nonce
         self.limit = limit
         self.values: list[Any] = []
+        #: the printed values' size so far (strings' characters, data as written out)
+        self.size = 0
         #: the tokens that stand for :class:`Placed` data, by index
         self.placed: dict[int, Placed] = {}
         #: whether a mapping or list was placed (then lines may need :meth:`splice_lines`)
@@ -79,10 +81,28 @@ class Slots:
         self.pattern = _patterns(nonce)
 
     def token(self, value: Any) -> str:
+        self._count(value)
         self.values.append(value)
         return f"{self.nonce}{len(self.values) - 1}z"
 
+    def _count(self, value: Any) -> None:
+        """Add ``value`` to what this render printed, refused past ``limit`` as it grows
+        (a loop printing a long value keeps every copy until the text is read)."""
+        if self.limit is None:
+            return
+        if isinstance(value, str):
+            self.size += len(value)
+        elif isinstance(value, dict | list):
+            self.size += check_expanded(value, self.limit, "the printed values")
+        else:
+            self.size += 1
+        if self.size > self.limit:
+            raise LimitExceeded(
+                "rendered_bytes", "the values this render printed are larger than the limit"
+            )
+
     def place(self, placed: Placed) -> str:
+        self._count(placed.text)
         index = len(self.values)
         self.values.append(placed.data)
         self.placed[index] = placed
@@ -94,6 +114,11 @@ class Slots:
         """The text value ``index`` stands for inside a longer scalar."""
         placed = self.placed.get(index)
         if placed is not None:
+            size = len(placed.text) + placed.text.count("\n") * placed.pad
+            if self.limit is not None and size > self.limit:
+                raise LimitExceeded(
+                    "rendered_bytes", "indented, a printed value is larger than the limit"
+                )
             return placed.body()
         return _text(self.values[index])
 

@@ -21,6 +21,7 @@ Operators, attribute and item access and calls see values too (``sandbox``).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -258,7 +259,9 @@ def _indenting(
             )
         if not isinstance(width, int) or isinstance(width, bool):
             return function(as_value(value), width)  # its own error
-        check_width(abs(width), name)
+        if width < 0:
+            raise ValueError(f"{name} takes a width of 0 or more, not {width}")
+        check_width(width, name)
         if type(value) is TemplateText:
             lines = value.raw.count("\n") + 1
             check_width(len(value.raw) + lines * width, name)
@@ -281,6 +284,9 @@ def _trimming(function: Callable[..., Any]) -> Callable[..., Any]:
     def trimming(value: Any, *args: Any, **kwargs: Any) -> Any:
         if type(value) is TemplateText and not args and not kwargs:
             return value.trimmed()
+        if type(value) is Placed and not value.typed and not args and not kwargs:
+            # Helm's `toYaml x | trim | nindent n`: the data, without the layout around it
+            return dataclasses.replace(value, prefix="", text=value.text.strip())
         return function(as_value(value), *args, **kwargs)
 
     trimming.__name__ = "trim"

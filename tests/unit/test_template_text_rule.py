@@ -247,3 +247,56 @@ def test_a_quoted_key_is_the_string_it_quotes() -> None:
 def test_indent_says_it_takes_one_width() -> None:
     with pytest.raises(ConfigError, match="indent takes one argument, the width"):
         render("a: {{ v | indent(2, true) }}\n", v="x")
+
+
+# -- a second outside tester's findings -----------------------------------------------------
+
+
+def test_a_key_a_value_makes_cannot_replace_a_key_merged_in_with_a_merge_key() -> None:
+    source = (
+        "x-common: &common\n  managed-by: oper8d\n  tier: restricted\n"
+        "metadata:\n  labels:\n    <<: *common\n"
+        "    {%- for k, v in labels.items() %}\n    {{ k }}: {{ v | quote }}\n    {%- endfor %}\n"
+    )
+    assert render(source, labels={"team": "a"})[0]["metadata"]["labels"] == {
+        "managed-by": "oper8d",
+        "tier": "restricted",
+        "team": "a",
+    }
+    with pytest.raises(ConfigError, match="twice"):
+        render(source, labels={"tier": "privileged"})
+
+
+def test_what_a_render_prints_is_bounded_as_it_prints() -> None:
+    source = '{% for i in range(n) %}k{{ i }}: "{{ prefix ~ i }}"\n{% endfor %}'
+    with pytest.raises(ConfigError, match="renderedBytes"):
+        render(source, prefix="p" * 300_000, n=50)
+
+
+def test_indenting_template_text_is_bounded_with_the_data_placed_in_it() -> None:
+    source = "{% macro m() %}a: |\n  {{ big | to_yaml }}{% endmacro %}{{ m() | indent(20000) }}\n"
+    with pytest.raises(ConfigError, match="renderedBytes"):
+        render(source, big=[f"item{i}" for i in range(20_000)])
+
+
+@pytest.mark.parametrize("expression", ["v | to_yaml | nindent(8) | indent(-4)", "v | nindent(-3)"])
+def test_a_negative_indent_is_refused(expression: str) -> None:
+    with pytest.raises(ConfigError, match="a width of 0 or more"):
+        render("x: {{ " + expression + " }}\n", v={"a": 1})
+
+
+@pytest.mark.parametrize("line_break", ["\x85", "\u2028", "\u2029"])
+def test_a_block_header_ended_by_any_yaml_line_break_holds_no_token(line_break: str) -> None:
+    (obj,) = render(f"a: |{line_break}  {{{{ v }}}}{line_break}  x\nb: c\n", v="hello")
+    assert "oper8dslot" not in str(obj) and "hello" in obj["a"] and obj["b"] == "c"
+
+
+def test_trimmed_yaml_of_data_is_still_that_data() -> None:
+    source = (
+        "annotations:\n  {{- labels | to_yaml | trim | nindent(2) }}\n"
+        "tolerations:\n- {{ t | to_yaml | nindent(2) | trim }}\n"
+    )
+    t = {"key": "k", "operator": "Exists"}
+    assert render(source, labels={"a": "1"}, t=t) == [
+        {"annotations": {"a": "1"}, "tolerations": [t]}
+    ]
