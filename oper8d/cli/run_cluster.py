@@ -14,7 +14,7 @@ import click
 
 from oper8d.bundle.model import Bundle
 from oper8d.errors import ClusterError
-from oper8d.logs import configure_logging
+from oper8d.logformat import configure_logging
 
 if TYPE_CHECKING:
     from oper8d.cluster.kube import KubeCluster

@@ -22,7 +22,6 @@ import base64
 import copy
 import hashlib
 import json
-import logging
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -35,9 +34,10 @@ from oper8d.engine.ownership import refuse_foreign
 from oper8d.errors import ClusterError, PreconditionError
 from oper8d.fieldpaths import format_field_path, parse_field_path
 from oper8d.kinds import api_version_problem, group_of, is_cluster_scoped
+from oper8d.logs import Logger
 from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
 
-log = logging.getLogger("oper8d.deploy")
+log = Logger("oper8d.deploy")
 
 HASH_ANNOTATION = "oper8d.io/applied-hash"
 COMPONENT_ANNOTATION = "oper8d.io/component"

@@ -15,7 +15,6 @@ for nothing; the reconcile records one warning per kind (``KindWarnings``).
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import Any
 
@@ -23,11 +22,12 @@ from oper8d.bundle.model import ResourceSpec
 from oper8d.errors import ConfigError
 from oper8d.kinds import ref_of
 from oper8d.kubeschema import KubeSchemas
+from oper8d.logs import Logger
 from oper8d.objects import Obj
 
 __all__ = ["KindWarnings", "check_schema"]
 
-_LOG = logging.getLogger("oper8d.schema")
+_LOG = Logger("oper8d.schema")
 
 #: findings quoted in one error; the rest are counted
 _MAX_FINDINGS = 5

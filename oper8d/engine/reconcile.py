@@ -17,7 +17,6 @@ not change since its last stable reconcile is skipped before any of this.
 from __future__ import annotations
 
 import copy
-import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,13 +38,13 @@ from oper8d.engine.session import RandomSource, SecretRandoms, Session
 from oper8d.engine.temporary_patches import temporary_patch_refs
 from oper8d.errors import ClusterError, ConfigError, ReconcileError
 from oper8d.kubeschema import KubeSchemas
-from oper8d.logs import current_reconcile
+from oper8d.logs import Logger, current_reconcile
 from oper8d.objects import Obj
 
 if TYPE_CHECKING:  # (imported where used: offline runs and dry runs skip nothing)
     from oper8d.engine.fingerprint import ChangeTracker
 
-log = logging.getLogger("oper8d.reconcile")
+log = Logger("oper8d.reconcile")
 
 
 @dataclass

@@ -10,7 +10,6 @@ read by :func:`announced_patches`, which the TemporaryPatch controller
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
 
 from oper8d.bundle.model import ControllerSpec
@@ -19,11 +18,12 @@ from oper8d.engine.config import TEMPORARY_PATCHES_ANNOTATION, get_path
 from oper8d.engine.patch import TemporaryPatchRef
 from oper8d.errors import ConfigError
 from oper8d.kinds import is_dns_subdomain
+from oper8d.logs import Logger
 from oper8d.objects import Obj
 
 __all__ = ["TEMPORARY_PATCH_API_VERSION", "announced_patches", "temporary_patch_refs"]
 
-log = logging.getLogger("oper8d.reconcile")
+log = Logger("oper8d.reconcile")
 
 TEMPORARY_PATCH_API_VERSION = "oper8.org/v1"
 _FIELD = f"metadata.annotations[{TEMPORARY_PATCHES_ANNOTATION}]"

@@ -11,7 +11,6 @@ instance can serve several threads.
 
 from __future__ import annotations
 
-import gzip
 import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -122,6 +121,8 @@ def shipped_versions() -> list[str]:
 
 
 def _read(raw: bytes, where: str) -> dict[str, Any]:
+    import gzip  # (here: a warm process reads the parse kept in the cache folder instead)
+
     try:
         data = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
     except (OSError, ValueError) as e:

@@ -14,7 +14,6 @@ compiles them (``environment.py``):
 from __future__ import annotations
 
 import re
-import traceback
 
 from jinja2.exceptions import (
     SecurityError,
@@ -110,6 +109,8 @@ def template_line(exc: BaseException, filename: str) -> int | None:
     shows up as frames named after the template file with template line numbers; the
     innermost such frame is the line that failed.
     """
+    import traceback  # (here: only a failed render needs it)
+
     line = None
     for frame, lineno in traceback.walk_tb(exc.__traceback__):
         if frame.f_code.co_filename == filename:

@@ -14,12 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from oper8d.logformat import JsonFormatter, TextFormatter, configure_logging
 from oper8d.logs import (
     REDACTED,
-    JsonFormatter,
-    TextFormatter,
     component_context,
-    configure_logging,
     cr_key,
     current_reconcile,
     mark_secret,

@@ -16,7 +16,8 @@ import pytest
 from bundles import NAMESPACE, Harness, build, condition
 
 from oper8d.engine.reconcile import ReconcileResult
-from oper8d.logs import configure_logging, reconcile_context
+from oper8d.logformat import configure_logging
+from oper8d.logs import reconcile_context
 from oper8d.runtime.events import EventRecorder
 
 TOKEN = "tok3n-f0r-upstream"
