@@ -257,8 +257,14 @@ def test_the_operator_running_as_its_service_account_takes_a_webapp_to_ready(
             )
             annotations = admin.get(*WEBAPP, name, watched)["metadata"]["annotations"]
             assert "debug" in json.loads(annotations["oper8.org/temporary-patches"])
-            events = admin.list("events.k8s.io/v1", "Event", watched)
-            assert any(e.get("reportingController") == "oper8d.io/webapp" for e in events)
+            # Events are written by the recorder's own thread: wait for one, not a snapshot
+            wait_for(
+                "an Event of the operator's",
+                lambda: any(
+                    e.get("reportingController") == "oper8d.io/webapp"
+                    for e in admin.list("events.k8s.io/v1", "Event", watched)
+                ),
+            )
 
             admin.delete("oper8.org/v1", "TemporaryPatch", "debug", watched)
             admin.delete(*WEBAPP, name, watched)
