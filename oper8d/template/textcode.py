@@ -372,7 +372,8 @@ def _filled_json(data: Any, slots: Slots) -> Any:
     if isinstance(data, dict):
         filled: dict[str, Any] = {}
         for key, value in data.items():
-            name = slots.fill(key)
+            bare = key.startswith(_BARE) and key[len(_BARE) :].isdigit()
+            name = slots.text_of(int(key[len(_BARE) :])) if bare else slots.fill(key)
             if name in filled:
                 raise ValueError(
                     f"from_json: the key {name[:40]!r} appears twice once the values are in "

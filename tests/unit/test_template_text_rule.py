@@ -300,3 +300,8 @@ def test_trimmed_yaml_of_data_is_still_that_data() -> None:
     assert render(source, labels={"a": "1"}, t=t) == [
         {"annotations": {"a": "1"}, "tolerations": [t]}
     ]
+
+
+def test_a_value_printed_as_a_bare_json_key_is_that_key() -> None:
+    source = '{% set j %}{ {{ k }}: "v" }{% endset %}\nout: {{ j | from_json }}\n'
+    assert render(source, k="name") == [{"out": {"name": "v"}}]
