@@ -151,33 +151,13 @@ def _config_schema(controller: ControllerSpec) -> dict[str, Any]:
     declared = controller.resource.config_schema
     if declared is None:
         return {"type": "object", "maxProperties": 0, PRESERVE: True, **described}
-    converted = structural_schema(
-        declared, where="resource.configSchema", pos=controller.pos
-    ).schema
-    if converted.get("type", "object") != "object":
-        problem = Problem(
-            f"resource.configSchema has type {converted['type']!r}; configOverrides is an "
-            "object: use `type: object`",
-            pos=controller.pos,
-            field="configOverrides",
-        )
-        raise BundleError(problem)
+    converted = _object_schema(controller, declared, "resource.configSchema", "configOverrides")
     return {**described, **converted}
 
 
 def _spec_schema(controller: ControllerSpec) -> tuple[dict[str, Any], bool]:
     """The structural spec schema, and whether ``spec`` must be present in a CR."""
-    converted = structural_schema(
-        controller.resource.schema, where="resource.schema", pos=controller.pos
-    ).schema
-    if converted.get("type", "object") != "object":
-        problem = Problem(
-            f"resource.schema has type {converted['type']!r}; the spec of a CR is an "
-            "object: use `type: object`",
-            pos=controller.pos,
-            field="spec",
-        )
-        raise BundleError(problem)
+    converted = _object_schema(controller, controller.resource.schema, "resource.schema", "spec")
     _bound_for_each_arrays(controller, converted)
     if "default" in converted:
         return converted, False
@@ -185,6 +165,23 @@ def _spec_schema(controller: ControllerSpec) -> tuple[dict[str, Any], bool]:
         return converted, True  # {} is not a valid spec: make the CR say what it wants
     converted["default"] = {}
     return converted, False
+
+
+def _object_schema(
+    controller: ControllerSpec, schema: Any, where: str, field: str
+) -> dict[str, Any]:
+    """The structural form of ``schema`` (written at ``where``), which must describe an
+    object: ``field`` of a CR is one."""
+    converted: dict[str, Any] = structural_schema(schema, where=where, pos=controller.pos).schema
+    if converted.get("type", "object") != "object":
+        problem = Problem(
+            f"{where} has type {converted['type']!r}; {field} of a CR is an object: use "
+            "`type: object`",
+            pos=controller.pos,
+            field=field,
+        )
+        raise BundleError(problem)
+    return converted
 
 
 def _bound_for_each_arrays(controller: ControllerSpec, spec: dict[str, Any]) -> None:
