@@ -107,7 +107,7 @@ def _require_defined(value: Any, filter_name: str) -> None:
         raise UndefinedError(f"{filter_name}: the value is undefined")
 
 
-def _scalar_text(value: Any) -> str:
+def scalar_text(value: Any) -> str:
     """The text of a scalar as YAML and Helm spell it."""
     if value is None:
         return ""
@@ -251,14 +251,14 @@ def nindent(value: Any, width: int) -> str:
 def quote(value: Any) -> str:
     """A YAML double-quoted scalar (JSON escapes, which YAML reads back exactly)."""
     _require_defined(value, "quote")
-    return _yaml_safe_json(_scalar_text(value))
+    return _yaml_safe_json(scalar_text(value))
 
 
 def squote(value: Any) -> str:
     """A YAML single-quoted scalar (``'`` doubled). This style has no escapes: line breaks
     fold into spaces and control characters are not allowed; use ``quote`` for such text."""
     _require_defined(value, "squote")
-    return "'" + _scalar_text(value).replace("'", "''") + "'"
+    return "'" + scalar_text(value).replace("'", "''") + "'"
 
 
 def required(value: Any, message: str = "a required value is missing") -> Any:

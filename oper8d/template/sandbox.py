@@ -36,7 +36,7 @@ from oper8d.clock import Clock
 from oper8d.limits import LimitExceeded, Limits, check_expanded
 from oper8d.template.deadline import Watchdog
 from oper8d.template.sizes import CONTAINERS, SizeChecks, checked_filter, checked_lipsum
-from oper8d.template.slots import Placed, TemplateText, as_value
+from oper8d.template.slots import Placed, TemplateText, as_value, as_values
 
 __all__ = ["Budget", "LimitedSandbox", "guard_loops", "plain_callable"]
 
@@ -238,7 +238,7 @@ class LimitedSandbox(SizeChecks, ImmutableSandboxedEnvironment):
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         __self._tick()
         if not isinstance(__obj, Macro):  # a macro prints template text as structure
-            args, kwargs = _values(args, kwargs)
+            args, kwargs = as_values(args, kwargs)
         for arg in (*args, *kwargs.values()):
             __self.bound(arg, "a call's argument")
         if getattr(__obj, _PLAIN, False) is True:
@@ -316,12 +316,3 @@ class BudgetScope:
             self._deadline.__exit__(*exc)
         finally:
             self._env._budget.reset(self._token)
-
-
-def _values(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], Any]:
-    """A call's arguments as values (``slots.as_value``), copied only when one changes."""
-    if any(type(arg) is TemplateText or type(arg) is Placed for arg in args):
-        args = tuple(as_value(arg) for arg in args)
-    if kwargs and any(type(v) is TemplateText or type(v) is Placed for v in kwargs.values()):
-        kwargs = {key: as_value(value) for key, value in kwargs.items()}
-    return args, kwargs

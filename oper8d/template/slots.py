@@ -81,8 +81,10 @@ class Slots:
         self.pattern = _patterns(nonce)
 
     def token(self, value: Any) -> str:
+        """The token of a printed value: counted first (a list or mapping as it would be
+        written out, before anything walks it), then kept as data."""
         self._count(value)
-        self.values.append(value)
+        self.values.append(printable_data(value))
         return f"{self.nonce}{len(self.values) - 1}z"
 
     def _count(self, value: Any) -> None:
@@ -93,7 +95,8 @@ class Slots:
         if isinstance(value, str):
             self.size += len(value)
         elif isinstance(value, dict | list):
-            self.size += check_expanded(value, self.limit, "the printed values")
+            left = max(self.limit - self.size, 0)
+            self.size += check_expanded(value, left, "the printed values")
         else:
             self.size += 1
         if self.size > self.limit:
@@ -335,6 +338,17 @@ class Placed(_SeenAsValue):
 _SCALARS = (str, int, float, bool, type(None))
 
 
+def as_values(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """A call's arguments as :func:`as_value` sees them, copied only when one changes."""
+    if any(type(arg) is TemplateText or type(arg) is Placed for arg in args):
+        args = tuple(as_value(arg) for arg in args)
+    if kwargs and any(type(v) is TemplateText or type(v) is Placed for v in kwargs.values()):
+        kwargs = {key: as_value(value) for key, value in kwargs.items()}
+    return args, kwargs
+
+
 def as_value(value: Any) -> Any:
     """``value`` as the operations of a template see it: template text and placed data
     as their text, anything else as it is."""
@@ -354,7 +368,7 @@ def finalize(context: Context, value: Any) -> str:
         return value.printed_in(slots)  # type: ignore[no-any-return]
     if kind is Placed:
         return value.prefix + slots.place(value)  # type: ignore[no-any-return]
-    return slots.token(printable_data(value, slots.limit))
+    return slots.token(value)
 
 
 def printable_data(value: Any, limit: int | None = None) -> Any:

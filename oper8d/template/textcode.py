@@ -31,7 +31,7 @@ from jinja2 import nodes, pass_context
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.runtime import Context
 
-from oper8d.template.filters import quote, squote, to_json, to_yaml
+from oper8d.template.filters import quote, scalar_text, squote, to_json, to_yaml
 from oper8d.template.slotloader import json_data, plain_scalar
 from oper8d.template.slots import (
     SLOTS_VAR,
@@ -39,6 +39,7 @@ from oper8d.template.slots import (
     Slots,
     TemplateText,
     as_value,
+    as_values,
     printable_data,
 )
 from oper8d.template.values import copy_result
@@ -209,8 +210,8 @@ def text_filters(
     out["trim"] = _trimming(filters["trim"])
     out["to_yaml"] = _placing(to_yaml, lambda data: data)
     out["to_json"] = out["tojson"] = _placing(to_json, lambda data: data)
-    out["quote"] = _placing(quote, _scalar_text)
-    out["squote"] = _placing(squote, _scalar_text)
+    out["quote"] = _placing(quote, scalar_text)
+    out["squote"] = _placing(squote, scalar_text)
     out["from_json"] = _reading_json(filters["from_json"])
     # ``default`` gives back its input or its argument, computing nothing from either
     out["default"] = out["d"] = filters["default"]
@@ -232,10 +233,8 @@ def _valued(function: Callable[..., Any]) -> Callable[..., Any]:
     skip = _skip(function)
 
     def valued(*args: Any, **kwargs: Any) -> Any:
-        args = (*args[:skip], *(as_value(arg) for arg in args[skip:]))
-        if kwargs:
-            kwargs = {key: as_value(value) for key, value in kwargs.items()}
-        return function(*args, **kwargs)
+        given, kwargs = as_values(args[skip:], kwargs)
+        return function(*args[:skip], *given, **kwargs)
 
     if skip:
         valued.jinja_pass_arg = function.jinja_pass_arg  # type: ignore[attr-defined]
@@ -304,15 +303,6 @@ def _placing(serialise: Callable[..., str], landing: Callable[[Any], Any]) -> Ca
 
     placing.__name__ = getattr(serialise, "__name__", "filter")
     return placing
-
-
-def _scalar_text(value: Any) -> str:
-    """What ``quote`` and ``squote`` write, as a whole scalar: that string."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def _reading_json(function: Callable[..., Any]) -> Callable[..., Any]:
