@@ -29,7 +29,11 @@ reconcile's view was consistent and nothing moved under it (``finish``):
 
 A reconcile reading something the feed does not see (a kind without an informer, an
 object outside the informer's label selector) keeps no record: that CR is always
-reconciled in full.
+reconciled in full. An object read absent and then written by the same reconcile (a first
+rollout creating it, with the labels the feed selects by) is seen from that write on.
+
+``is_echo`` tells the runtime which events only report this operator's own writes
+(``wrote`` keeps the versions they returned), so they wake no reconcile.
 
 Watch events can be lost (a watch that ended while objects changed is relisted and
 diffed, but an informer can still lag); so a record also expires ``recheck_after``
@@ -88,6 +92,10 @@ def cr_fingerprint(cr: Obj, digest: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+#: how many versions of one object ``ChangeTracker.is_echo`` remembers
+_OWN_KEPT = 4
+
+
 @dataclass(frozen=True)
 class _Change:
     key: ObjKey
@@ -135,6 +143,9 @@ class ChangeTracker:
         #: lists by (group, kind, label, value) of one ``label=value`` of their selector
         self._by_list: dict[tuple[str, str, str, str], set[str]] = {}
         self._in_flight: dict[int, list[_Change]] = {}
+        #: the versions this operator's latest writes of each object returned, until their
+        #: watch events come (``is_echo``); a few per object, for a reconcile writing twice
+        self._own: dict[ObjKey, list[str]] = {}
         #: how many reconciles were skipped (for benchmarks and metrics)
         self.skipped = 0
 
@@ -176,6 +187,32 @@ class ChangeTracker:
                 return True
         return False
 
+    def wrote(self, key: ObjKey, version: str | None) -> None:
+        """A write of this operator returned the object at ``version`` (``Feed``)."""
+        if version:
+            with self._lock:
+                versions = self._own.setdefault(key, [])
+                if version not in versions:
+                    versions.append(version)
+                    del versions[:-_OWN_KEPT]
+
+    def is_echo(self, event: str, obj: Obj) -> bool:
+        """Whether the event reports an object as this operator's own write left it: it
+        tells no reconcile anything its writer did not know. A deletion is never an echo
+        (a CR's teardown may wait for it)."""
+        if event not in ("ADDED", "MODIFIED"):
+            return False
+        key = obj_key_of(obj)
+        version = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        with self._lock:
+            versions = self._own.get(key)
+            if not version or versions is None or version not in versions:
+                return False
+            del versions[: versions.index(version) + 1]  # older ones will not come now
+            if not versions:
+                del self._own[key]
+            return True
+
     # -- reconciles ----------------------------------------------------------------------
     def unchanged(self, uid: str, fingerprint: str) -> bool:
         """True when the CR's last stable reconcile had this fingerprint and nothing it
@@ -208,7 +245,7 @@ class ChangeTracker:
             changes = self._in_flight.pop(id(recorder), [])
             self._drop(uid)
             reads = recorder.reads
-            if not stable or not reads.covered or not reads.consistent:
+            if not stable or not reads.covered or reads.unseen or not reads.consistent:
                 return
             if not all(seen.consistent() for seen in reads.objects.values()):
                 return
@@ -245,6 +282,8 @@ class ChangeTracker:
             labels=dict(meta.get("labels") or {}),
         )
         with self._lock:
+            if change.deleted:
+                self._own.pop(change.key, None)
             for pending in self._in_flight.values():
                 pending.append(change)
             candidates = set(self._by_object.get(change.key, ()))

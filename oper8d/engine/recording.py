@@ -40,6 +40,10 @@ class Feed(Protocol):
 
     def sees_list(self, listed: ListRead) -> bool: ...
 
+    def wrote(self, key: ObjKey, version: str | None) -> None:
+        """A write of this operator left the object, which the feed sees, at ``version``."""
+        ...
+
 
 def obj_key(api_version: str, kind: str, namespace: str | None, name: str) -> ObjKey:
     return (group_of(api_version), kind, namespace or "", name)
@@ -95,8 +99,11 @@ class Reads:
 
     objects: dict[ObjKey, Seen] = field(default_factory=dict)
     lists: list[ListRead] = field(default_factory=list)
-    #: False once something was read that the change feed does not see
+    #: False once a list was made that the change feed does not see
     covered: bool = True
+    #: objects read that the feed does not see (an absent object outside its label
+    #: selector), until a write of this reconcile that the feed sees supersedes the read
+    unseen: set[ObjKey] = field(default_factory=set)
     #: False when the CR changed between the read that handed it over and the recording
     consistent: bool = True
 
@@ -116,7 +123,10 @@ class RecordingCluster:
     def _saw(self, key: ObjKey, obj: Obj | None, covered: bool, *, wrote: bool = False) -> None:
         with self._lock:
             self._saw_locked(key, _rv(obj), wrote)
-            self.reads.covered = self.reads.covered and covered
+            if not covered:
+                self.reads.unseen.add(key)
+            elif wrote:  # what it read before, it replaced; the feed reports what comes next
+                self.reads.unseen.discard(key)
 
     def _saw_locked(self, key: ObjKey, version: str | None, wrote: bool) -> None:
         seen = self.reads.objects.get(key)
@@ -158,7 +168,10 @@ class RecordingCluster:
 
     def _wrote(self, obj: Obj) -> Obj:
         key = obj_key_of(obj)
-        self._saw(key, obj, self._tracker.sees_object(key, obj), wrote=True)
+        seen = self._tracker.sees_object(key, obj)
+        if seen:  # the feed will report this version: an echo, not news
+            self._tracker.wrote(key, _rv(obj))
+        self._saw(key, obj, seen, wrote=True)
         with self._lock:
             self._written[key] = obj
         return obj

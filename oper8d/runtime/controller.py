@@ -3,7 +3,11 @@ it deploys, the event handlers that enqueue CRs, and the workers that reconcile 
 
 Created by the manager. Keys are ``(namespace, name)`` of CRs. An event on an owned object
 enqueues the CR that owns it (owner reference, or the ``oper8d.io/owner-uid`` label), so a
-Deployment becoming available wakes its CR at once instead of at the next requeue.
+Deployment becoming available wakes its CR at once instead of at the next requeue. The echo
+of the CR's own write (the object at the version that write returned) wakes nothing: the
+reconcile that wrote it knew. Events that arrive while the CR is reconciled are judged when
+its reconcile ends, once its writes are known, so a rollout is not reconciled again for
+each object it created.
 
 With a ``ChangeTracker`` (``engine.fingerprint``, shared with the reconciler), every event
 of the informers is handed to it before the CR is queued, so a reconcile of a CR whose
@@ -105,6 +109,8 @@ class ControllerRuntime:
         self._waits: dict[Hashable, int] = {}
         self._in_flight = 0
         self._idle = threading.Condition()
+        #: owned-object events of each CR being reconciled, handled when it ends (_wake)
+        self._deferred: dict[Hashable, list[tuple[str, Obj]]] = {}
         for inf in self.cr_informers:
             inf.add_handler(self._on_cr_event)
         for owned in self.owned_informers:
@@ -130,7 +136,11 @@ class ControllerRuntime:
         if event == "MODIFIED" and not cr_update_matters(old, obj):
             return
         meta = obj["metadata"]
-        self.queue.add((meta.get("namespace"), meta["name"]))
+        key = (meta.get("namespace"), meta["name"])
+        if event == "RESYNC":  # a CR in rollout keeps its backoff; a queued one its place
+            self.queue.add_if_idle(key)
+        else:
+            self.queue.add(key)
 
     def _on_owned_event(self, event: str, obj: Obj, old: Obj | None) -> None:
         if self.changes is not None:
@@ -138,9 +148,22 @@ class ControllerRuntime:
         if event == "RESYNC":  # nothing changed; the CR informer's resync queues each CR
             return
         key = self._owner_key(obj)
-        if key is not None:
-            # ahead of new CRs: the object may be what the CR's rollout waits on (queue.py)
-            self.queue.add(key, high_priority=True)
+        if key is None:
+            return
+        with self._idle:
+            pending = self._deferred.get(key)
+            if pending is not None:  # its reconcile runs: decided once its writes are known
+                pending.append((event, obj))
+                return
+        self._wake(key, event, obj)
+
+    def _wake(self, key: Key, event: str, obj: Obj) -> None:
+        """Queue the owner of an object that changed, unless the change is the echo of
+        its own reconcile's write (which knew what it wrote)."""
+        if self.changes is not None and self.changes.is_echo(event, obj):
+            return
+        # ahead of new CRs: the object may be what the CR's rollout waits on (queue.py)
+        self.queue.add(key, high_priority=True)
 
     def _owner_key(self, obj: Obj) -> Key | None:
         meta = obj.get("metadata") or {}
@@ -185,9 +208,14 @@ class ControllerRuntime:
             return False
         with self._idle:
             self._in_flight += 1
+            self._deferred[key] = []
         try:
             self._reconcile(key)
         finally:
+            with self._idle:
+                pending = self._deferred.pop(key, [])
+            for event, obj in pending:
+                self._wake(cast(Key, key), event, obj)
             self.queue.done(key)
             with self._idle:
                 self._in_flight -= 1

@@ -15,7 +15,11 @@ informer events, requeue decisions and retries) and its worker threads take them
   the rollouts already under way. Every ``FAIR_EVERY``-th take is of the oldest key of
   either priority, so normal keys are never starved; a key re-queued by ``done`` (added
   while processed) goes to the back of the normal ones, so a hot key is never ahead;
-- ``add_after`` queues a key after a delay (the earliest pending delay wins);
+- ``add_after`` queues a key after a delay (the earliest pending delay wins); a worker taking
+  the key drops its pending delay, since the reconcile that starts decides anew when the key
+  is next due (otherwise a CR woken early by an event is reconciled again by its timer);
+- ``add_if_idle`` queues a key only when it is neither queued, in flight nor delayed (a
+  periodic resync must not pull a waiting CR ahead of its backoff);
 - ``add_rate_limited`` queues a key after its own exponential backoff (``base_delay * 2**n``
   after ``n`` failures, capped at ``max_delay``) or the overall token bucket's delay
   (``rate_per_second``, ``burst``), whichever is longer; ``forget`` resets the backoff;
@@ -164,6 +168,13 @@ class WorkQueue:
             # A waiting get() may now have to wake earlier than it planned.
             self._cond.notify_all()
 
+    def add_if_idle(self, key: Hashable) -> None:
+        """``add``, unless ``key`` is queued, being processed or waiting for a delay."""
+        with self._cond:
+            if key in self._dirty or key in self._processing or key in self._due_at:
+                return
+            self._add_locked(key, self._clock.monotonic())
+
     def add_rate_limited(self, key: Hashable) -> None:
         """Queue ``key`` after its backoff or the overall rate limit, whichever is longer,
         and count one more failure for it."""
@@ -275,6 +286,7 @@ class WorkQueue:
     def _start_locked(self, key: Hashable, now: float) -> Hashable:
         self._dirty.discard(key)
         self._processing.add(key)
+        self._due_at.pop(key, None)  # its heap entry goes stale
         queued_at = self._queued_at.pop(key, now)
         if self._observer is not None:
             self._observer.started(key, max(0.0, now - queued_at))

@@ -113,3 +113,50 @@ def test_resync_of_a_stable_cr_is_free_and_owned_drift_is_still_corrected(tmp_pa
     assert sum(api.requests[v] for v in MUTATING_VERBS) >= 1
     fixed = api.get("v1", "ConfigMap", "demo-web", NAMESPACE)
     assert fixed is not None and fixed["data"]["level"] == "info"
+
+
+def test_a_rollout_is_not_woken_again_by_the_echoes_of_its_own_writes(tmp_path: Path) -> None:
+    # the in-memory watch delivers each event inside the write, before the write returns:
+    # the echo is recognised once the reconcile that wrote it ends
+    bundle = build(
+        tmp_path,
+        "components:\n" + configmap("a", data="{x: '1'}") + configmap("b", data="{y: '2'}"),
+    )
+    spec = bundle.controllers[0]
+    clock = FakeClock()
+    api = MemoryCluster(clock=clock.now, uid_factory=sequential_uids("echo"))
+    api.register_kind(API_VERSION, KIND, namespaced=True)
+    crs = WatchedSource(API_VERSION, KIND)
+    owned = WatchedSource("v1", "ConfigMap", OWNER_LABEL)
+    api.watch(crs.feed)
+    api.watch(owned.feed)
+    changes = ChangeTracker(clock=clock)
+    options = ReconcilerOptions(field_manager="demo", max_workers=1, clock=clock, changes=changes)
+    controller = ControllerRuntime(
+        bundle=bundle,
+        spec=spec,
+        cluster=api,
+        reconciler=Reconciler(bundle, spec, api, options),
+        queue=WorkQueue(clock=clock, base_delay=1.0, rate_per_second=float("inf")),
+        cr_informers=[crs],
+        owned_informers=[owned],
+        metrics=Metrics(controllers=[spec.name], runtime_collectors=False),
+        clock=clock,
+        changes=changes,
+    )
+    meta = {"name": "demo", "namespace": NAMESPACE}
+    api.create({"apiVersion": API_VERSION, "kind": KIND, "metadata": meta, "spec": {}})
+    assert controller.process_next(timeout=0)
+    assert is_ready(api.get(API_VERSION, KIND, "demo", NAMESPACE))
+    assert not controller.process_next(timeout=0)  # two ADDED echoes, no second reconcile
+
+    # someone else's edit of an owned object is news: it wakes the CR, which repairs it
+    live = api.get("v1", "ConfigMap", "demo-a", NAMESPACE)
+    assert live is not None
+    edited = copy.deepcopy(live)
+    edited["data"]["x"] = "edited"
+    api.update(edited, field_manager="kubectl")
+    assert controller.process_next(timeout=0)
+    repaired = api.get("v1", "ConfigMap", "demo-a", NAMESPACE)
+    assert repaired is not None and repaired["data"]["x"] == "1"
+    assert not controller.process_next(timeout=0)  # the repair's echo wakes nothing

@@ -393,6 +393,39 @@ def test_the_observer_does_not_count_time_spent_in_a_delay_as_waiting() -> None:
     assert observer.starts == [("a", 0.0)]
 
 
+def test_taking_a_key_drops_its_pending_delay() -> None:
+    # a CR woken early by an event is not reconciled again when its old timer fires: the
+    # reconcile that ran sets its own next requeue
+    clock = FakeClock()
+    queue = WorkQueue(clock=clock)
+    queue.add_after("a", 5)
+    queue.add("a")
+    assert queue.get(timeout=0) == "a"
+    queue.done("a")
+    clock.advance(10)
+    assert queue.get(timeout=0) is None
+    queue.add_after("a", 5)  # set again by the reconcile (or a later one): honoured
+    clock.advance(5)
+    assert queue.get(timeout=0) == "a"
+
+
+def test_add_if_idle_leaves_queued_in_flight_and_waiting_keys_alone() -> None:
+    clock = FakeClock()
+    queue = WorkQueue(clock=clock)
+    queue.add_after("waiting", 60)
+    queue.add_if_idle("waiting")  # a resync does not cut a rollout's backoff short
+    assert queue.get(timeout=0) is None
+    queue.add("busy")
+    assert queue.get(timeout=0) == "busy"
+    queue.add_if_idle("busy")  # in flight: not queued again behind itself
+    queue.done("busy")
+    assert queue.get(timeout=0) is None
+    queue.add_if_idle("idle")
+    assert queue.get(timeout=0) == "idle"
+    clock.advance(60)
+    assert queue.get(timeout=0) == "waiting"
+
+
 # --- property: single-threaded interleavings --------------------------------------------------
 
 KEYS = st.sampled_from(["a", "b", "c"])
@@ -442,7 +475,14 @@ class QueueMachine(RuleBasedStateMachine):
         assert key not in self.in_flight
         assert key in self.wanted
         self.wanted.discard(key)
+        self.delayed.pop(key, None)  # the reconcile that starts decides when it is next due
         self.in_flight.add(key)  # type: ignore[arg-type]
+
+    @rule(key=KEYS)
+    def add_if_idle(self, key: str) -> None:
+        self.queue.add_if_idle(key)
+        if key not in self.in_flight and key not in self.delayed:
+            self.wanted.add(key)
 
     @precondition(lambda self: bool(self.in_flight))
     @rule(data=st.data())
