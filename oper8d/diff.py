@@ -52,6 +52,7 @@ from oper8d.engine.deploy import (
 from oper8d.engine.leave import update_body
 from oper8d.engine.prune import prunable
 from oper8d.engine.session import KnownRandoms, SeededRandoms, generated_secret_name
+from oper8d.engine.teardown import deletion_policy_of, released
 from oper8d.errors import ClusterError
 from oper8d.kinds import is_cluster_scoped, ref_of
 from oper8d.objects import OWNER_LABEL, Obj
@@ -373,7 +374,9 @@ def diff_cr(
         rendered = {object_key(o) for o in objects}
         kinds = set(inventory_of(live_cr)) | {kind_key(o) for o in objects}
         for obj in _unrendered_owned(cluster, controller, run, live_uid, ns, kinds, rendered):
-            diffs.append(compare(obj, None, sensitive))
+            # an Orphan object is released, not deleted: its owner and oper8d's marks go
+            after = released(obj, live_uid) if deletion_policy_of(obj) == "Orphan" else None
+            diffs.append(compare(obj, after, sensitive))
     return DiffReport(tuple(diffs), tuple(errors), tuple(warnings))
 
 

@@ -236,6 +236,17 @@ class _Compiler(ComponentsCompiler):
             enabled=bool(finalize_node.get("enabled", False)),
             delete_components=bool(finalize_node.get("deleteComponents", True)),
         )
+        if not finalize.enabled:
+            for comp in components:
+                for res in comp.resources:
+                    if res.deletion_policy == "Orphan":
+                        self._problem(
+                            f"resource '{comp.name}.{res.name}': deletionPolicy: Orphan needs "
+                            "`finalize: {enabled: true}` on the controller (the objects are "
+                            "released before the CR goes; without the finalizer the garbage "
+                            "collector deletes them first), or use Retain",
+                            res.pos,
+                        )
         requeue = self._requeue(node.child("requeue"))
         policy = self._temporary_patches(node.child("temporaryPatches"))
         edges = infer_edges(

@@ -17,6 +17,8 @@ from oper8d.errors import SourcePos
 from oper8d.template import Expr, TextTemplate, TreeTemplate
 
 DeployMethod = Literal["apply", "update", "replace"]
+#: what becomes of a resource's objects when its CR is deleted or it stops being rendered
+DeletionPolicy = Literal["Delete", "Orphan", "Retain"]
 RuleKind = Literal["builtin", "exists", "condition", "expr", "subsystem"]
 PatchType = Literal["strategicMerge", "json6902"]
 HookPhase = Literal[
@@ -98,6 +100,10 @@ class ResourceSpec:
     #: fields other controllers own once the object exists (``leaveToOthers:``): set on
     #: create, then never reverted or compared
     leave_to_others: tuple[LeaveField, ...] = ()
+    #: ``deletionPolicy:``: Delete (with the CR, or when no longer rendered), Orphan
+    #: (released: owner references and oper8d's labels removed, the object kept) or
+    #: Retain (never owned by the CR's garbage collection, never deleted by oper8d)
+    deletion_policy: DeletionPolicy = "Delete"
 
 
 @dataclass(frozen=True)

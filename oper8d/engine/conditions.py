@@ -65,6 +65,8 @@ class ReadyReason(StrEnum):
     IN_PROGRESS = "InProgress"
     CONFIG_ERROR = "ConfigError"
     ERRORED = "Errored"
+    #: the CR is being deleted and its teardown waits (``engine.teardown``)
+    DELETING = "Deleting"
 
 
 class UpdatingReason(StrEnum):
@@ -74,6 +76,7 @@ class UpdatingReason(StrEnum):
     CLUSTER_ERROR = "ClusterError"
     ERRORED = "Errored"
     VERSION_CHANGE = "VersionChange"
+    DELETION_WAIT = "DeletionWait"
 
 
 _UPDATING_FALSE = frozenset(

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from oper8d.bundle.model import DeletionPolicy
 from oper8d.cluster.base import Cluster, Method
 from oper8d.engine.config import INTERNAL_NAME_ANNOTATION, passthrough_annotations
 from oper8d.engine.leave import FieldPath, update_body, without
@@ -45,6 +46,9 @@ COMPONENT_ANNOTATION = "oper8d.io/component"
 LEAVE_ANNOTATION = "oper8d.io/leave-to-others"
 #: on the CR: the ``apiVersion/Kind``s it has deployed, so pruning knows what to list
 INVENTORY_ANNOTATION = "oper8d.io/inventory"
+#: a resource's ``deletionPolicy`` when not Delete: what teardown and prune do with the
+#: live object, whatever the bundle says by then (``engine.teardown``)
+DELETION_POLICY_ANNOTATION = "oper8d.io/deletion-policy"
 #: metadata keys first in a prepared object, in this order; the rest follow as they came
 _METADATA_ORDER = ("name", "generateName", "namespace", "labels", "annotations", "ownerReferences")
 
@@ -139,7 +143,12 @@ class DeployManager:
 
     # -- stamping ------------------------------------------------------------------------
     def prepare(
-        self, obj: Obj, internal_name: str, component: str, leave: Sequence[FieldPath] = ()
+        self,
+        obj: Obj,
+        internal_name: str,
+        component: str,
+        leave: Sequence[FieldPath] = (),
+        policy: DeletionPolicy = "Delete",
     ) -> Obj:
         """``obj`` as it will be applied: namespace, labels, annotations, owner. The hash
         annotation leaves out the fields at ``leave`` (left to other controllers).
@@ -168,11 +177,18 @@ class DeployManager:
         annotations[COMPONENT_ANNOTATION] = component
         if leave:  # says why oper8d does not revert them, and lets ``oper8d diff`` know
             annotations[LEAVE_ANNOTATION] = ",".join(format_field_path(p) for p in leave)
+        if policy != "Delete":
+            annotations[DELETION_POLICY_ANNOTATION] = policy
         for key, value in self._passthrough.items():
             annotations.setdefault(key, value)
-        # An owner reference needs the owner in the same namespace (or a cluster-scoped owner).
+        # An owner reference needs the owner in the same namespace (or a cluster-scoped owner);
+        # a retained object has none, so the garbage collector never deletes it with the CR
         same_scope = not self.cr_namespace or meta.get("namespace") == self.cr_namespace
-        if self.cr_uid and namespaced and same_scope:
+        if policy == "Retain":
+            if meta.get("ownerReferences"):
+                refs = [r for r in meta["ownerReferences"] if r.get("uid") != self.cr_uid]
+                meta["ownerReferences"] = refs
+        elif self.cr_uid and namespaced and same_scope:
             ref = {
                 "apiVersion": self.cr["apiVersion"],
                 "kind": self.cr["kind"],

@@ -19,6 +19,7 @@ from oper8d.engine.missing import SchemaSource
 from oper8d.engine.progress import RolloutState
 from oper8d.engine.render import RenderedComponent, RenderedObject, Renderer, holds
 from oper8d.engine.session import Session
+from oper8d.engine.teardown import prune
 from oper8d.engine.verify import Readiness
 from oper8d.errors import ExpectedError, PreconditionError, ReconcileError, RolloutError
 from oper8d.logs import component_context
@@ -109,7 +110,8 @@ class DeployPhase:
         for internal, item in rendered.objects.items():
             with _placed(item, "prepared for apply"):
                 left = self._left(name, item.resource)
-                prepared = self.deployer.prepare(item.obj, internal, name, left)
+                policy = item.resource.deletion_policy
+                prepared = self.deployer.prepare(item.obj, internal, name, left, policy)
             objects[internal] = RenderedObject(internal, prepared, item.resource)
         return RenderedComponent(objects=objects, disabled=rendered.disabled)
 
@@ -139,10 +141,10 @@ class DeployPhase:
         return written
 
     def _delete_objects_of(self, name: str) -> None:
-        """Delete what a now-disabled component deployed earlier (once: then it is gone)."""
-        for obj in self.deployer.owned():
-            if component_of(obj) == name:
-                self.deployer.delete(obj)
+        """Delete what a now-disabled component deployed earlier (once: then it is gone),
+        or release or keep it as its ``deletionPolicy`` says."""
+        owned = self.deployer.owned()
+        prune(self.deployer.cluster, self.deployer, [o for o in owned if component_of(o) == name])
 
 
 @contextlib.contextmanager

@@ -6,7 +6,8 @@ An owned object goes when it was not rendered this time and its component was pr
 (deployed or disabled) or no longer exists in the bundle. It stays when it has no
 component (the generated-randoms Secret), when its component was not reached (a failed
 upstream), when it belongs to a hook the bundle still has (a hook need not run every
-time), and when it is already being deleted. Objects are matched by identity, not by
+time), when it is already being deleted, and when its resource's ``deletionPolicy`` is
+Retain (``engine.teardown``). Objects are matched by identity, not by
 internal name: an object whose name changed (a Job named after the version) leaves the
 old one to prune.
 """
@@ -18,6 +19,7 @@ from collections.abc import Collection, Iterable
 from oper8d.bundle.model import ControllerSpec
 from oper8d.engine.deploy import ObjectKey, component_of, hook_component, object_key
 from oper8d.engine.rollout import RolloutResult
+from oper8d.engine.teardown import deletion_policy_of
 from oper8d.objects import Obj
 
 __all__ = ["prunable", "rendered_keys"]
@@ -42,6 +44,8 @@ def prunable(
         if component not in known and component in hooks:
             continue
         if (obj.get("metadata") or {}).get("deletionTimestamp"):
+            continue
+        if deletion_policy_of(obj) == "Retain":
             continue
         key = object_key(obj)
         if key not in rendered:

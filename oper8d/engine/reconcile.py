@@ -28,13 +28,14 @@ from oper8d.cluster.base import Cluster
 from oper8d.engine import status as st
 from oper8d.engine.config import is_paused
 from oper8d.engine.cr_writes import prepare_cr, put_status, remove_finalizer, write_status
-from oper8d.engine.deploy import AppliedMemory, DeployManager, component_of
+from oper8d.engine.deploy import AppliedMemory, DeployManager
 from oper8d.engine.inputs import CrInputs, read_config_maps, resolve_inputs
 from oper8d.engine.kubecheck import KindWarnings
 from oper8d.engine.missing import SchemaSource
 from oper8d.engine.prune import prunable, rendered_keys
 from oper8d.engine.rollout import Progress, Rollout, RolloutResult
 from oper8d.engine.session import RandomSource, SecretRandoms, Session
+from oper8d.engine.teardown import deleting_status, prune, tear_down
 from oper8d.engine.temporary_patches import temporary_patch_refs
 from oper8d.errors import ClusterError, ConfigError, ReconcileError
 from oper8d.kubeschema import KubeSchemas
@@ -252,10 +253,15 @@ class Reconciler:
         )
 
     def _prune(self, result: RolloutResult, deployer: DeployManager) -> None:
-        """Delete the owned objects the prune rule (``engine.prune``) says must go."""
+        """Delete (or release, by their policy) the owned objects the prune rule
+        (``engine.prune``) says must go."""
         rendered = rendered_keys(result)
-        for obj in prunable(deployer.owned(), self.controller, result.summary.deployed, rendered):
-            deployer.delete(obj)
+        owned = deployer.owned()
+        prune(
+            self.cluster,
+            deployer,
+            prunable(owned, self.controller, result.summary.deployed, rendered),
+        )
 
     def _complete(
         self,
@@ -329,33 +335,19 @@ class Reconciler:
         if self.controller.finalizer not in finalizers:
             return ReconcileResult(requeue_after=None, finalized=True)
         deployer = DeployManager(self.cluster, cr, field_manager=self.options.field_manager)
-        if fin.delete_components:
-            owned = deployer.owned()
-            by_component: dict[str, list[Obj]] = {}
-            for obj in owned:
-                by_component.setdefault(component_of(obj) or "", []).append(obj)
-            # downstream components first; hook and unknown objects last
-            graph = self.controller.graph
-            order = graph.reverse_order() + sorted(set(by_component) - set(graph.nodes))
-            for comp in order:
-                objs = by_component.get(comp, [])
-                for obj in objs:
-                    deployer.delete(obj)
-                remaining = [o for o in objs if self._exists(o)]
-                if remaining:
-                    # objects with finalizers of their own: wait for them before going upstream
-                    return ReconcileResult(
-                        requeue_after=self.controller.requeue.while_waiting or 5.0
-                    )
+        order = self.controller.graph.reverse_order()
+        blockers = tear_down(self.cluster, deployer, order, delete=fin.delete_components)
+        if blockers:
+            now = self.options.clock.now()
+            status = deleting_status(cr.get("status"), blockers, generation=_gen(cr), now=now)
+            written = write_status(self.cluster, cr, status)
+            return ReconcileResult(
+                requeue_after=self.controller.requeue.while_waiting or 5.0,
+                status=status,
+                status_written=written is not None,
+            )
         remove_finalizer(self.cluster, cr, self.controller.finalizer)
         return ReconcileResult(requeue_after=None, finalized=True)
-
-    def _exists(self, obj: Obj) -> bool:
-        meta = obj["metadata"]
-        return (
-            self.cluster.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
-            is not None
-        )
 
     # -- inputs --------------------------------------------------------------------------
     def _inputs(self, cr: Obj) -> CrInputs:

@@ -1,0 +1,120 @@
+"""``deletionPolicy`` of a resource (engine.teardown): what becomes of its objects when the
+CR is deleted or the resource stops being rendered, and what a teardown that waits says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from bundles import Harness, build, condition
+
+from oper8d.errors import BundleError
+from oper8d.objects import OWNER_LABEL
+
+API, KIND, NS = "demo.oper8d.io/v1alpha1", "Demo", "default"
+
+POLICIES = """
+components:
+  - name: data
+    resources:
+      - name: kept
+        deletionPolicy: Retain
+        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: "{{ scoped_name('kept') }}"}}
+      - name: handed
+        deletionPolicy: Orphan
+        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: "{{ scoped_name('handed') }}"}}
+  - name: app
+    enabled: "spec.app | default(true)"
+    dependsOn: [data]
+    resources:
+      - name: cm
+        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: "{{ scoped_name('app') }}"}}
+      - name: orphan
+        deletionPolicy: Orphan
+        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: "{{ scoped_name('app-o') }}"}}
+finalize:
+  enabled: true
+"""
+
+
+def _oper8d_marks(obj: dict) -> list[str]:  # type: ignore[type-arg]
+    meta = obj["metadata"]
+    marks = [k for k in meta.get("labels") or {} if "oper8d" in k]
+    marks += [k for k in meta.get("annotations") or {} if "oper8d.io/" in k]
+    return marks + [r["uid"] for r in meta.get("ownerReferences") or []]
+
+
+def test_retained_objects_have_no_owner_reference_and_survive_the_cr(tmp_path: Path) -> None:
+    h = Harness(build(tmp_path, POLICIES))
+    h.create({})
+    h.settle()
+    kept = h.get("ConfigMap", "demo-kept")
+    assert kept is not None and not kept["metadata"].get("ownerReferences")
+    assert kept["metadata"]["labels"][OWNER_LABEL] == h.cr()["metadata"]["uid"]
+    assert h.get("ConfigMap", "demo-app")["metadata"]["ownerReferences"]  # type: ignore[index]
+
+    h.cluster.delete(API, KIND, "demo", NS)
+    assert h.reconcile().finalized
+    assert h.cluster.get(API, KIND, "demo", NS) is None
+    assert h.names("ConfigMap") == ["demo-app-o", "demo-handed", "demo-kept"]
+    # orphans are released: nothing of oper8d or the CR is left on them
+    for name in ("demo-app-o", "demo-handed"):
+        orphan = h.get("ConfigMap", name)
+        assert orphan is not None and _oper8d_marks(orphan) == [], orphan["metadata"]
+    # the retained one still says whose it was, so no new CR takes it over unasked
+    assert h.get("ConfigMap", "demo-kept")["metadata"]["labels"][OWNER_LABEL]  # type: ignore[index]
+
+
+def test_prune_releases_an_orphan_and_keeps_a_retained_object(tmp_path: Path) -> None:
+    h = Harness(build(tmp_path, POLICIES))
+    h.create({})
+    h.settle()
+    h.set_spec(app=False)
+    h.cluster.reset_requests()
+    h.settle()
+    assert h.names("ConfigMap") == ["demo-app-o", "demo-handed", "demo-kept"]
+    assert h.cluster.requests["delete"] == 1  # demo-app only
+    orphan = h.get("ConfigMap", "demo-app-o")
+    assert orphan is not None and _oper8d_marks(orphan) == []
+
+
+def test_a_teardown_held_by_a_foreign_finalizer_says_which_object_and_since_when(
+    tmp_path: Path,
+) -> None:
+    h = Harness(build(tmp_path, POLICIES))
+    h.create({})
+    h.settle()
+    cm = h.get("ConfigMap", "demo-app")
+    assert cm is not None
+    cm["metadata"]["finalizers"] = ["example.com/hold"]
+    h.cluster.update(cm, field_manager="someone")
+    h.cluster.delete(API, KIND, "demo", NS)
+    result = h.reconcile()
+    assert not result.finalized and result.requeue_after
+    ready = condition(h.cr(), "Ready")
+    since = h.get("ConfigMap", "demo-app")["metadata"]["deletionTimestamp"]  # type: ignore[index]
+    assert ready["status"] == "False" and ready["reason"] == "Deleting"
+    assert "ConfigMap default/demo-app" in ready["message"]
+    assert f"example.com/hold since {since}" in ready["message"]
+    assert condition(h.cr(), "Updating")["reason"] == "DeletionWait"
+    # upstream is not touched while downstream waits
+    assert h.get("ConfigMap", "demo-handed")["metadata"]["ownerReferences"]  # type: ignore[index]
+    h.cluster.reset_requests()
+    h.reconcile()
+    assert h.cluster.requests["update_status"] == 0  # nothing changed: nothing written
+
+    held = h.get("ConfigMap", "demo-app")
+    assert held is not None
+    held["metadata"]["finalizers"] = []
+    h.cluster.update(held, field_manager="someone")
+    assert h.reconcile().finalized
+    assert h.cluster.get(API, KIND, "demo", NS) is None
+
+
+def test_orphan_without_the_finalizer_is_refused_at_its_line(tmp_path: Path) -> None:
+    body = POLICIES.replace("finalize:\n  enabled: true\n", "")
+    with pytest.raises(BundleError) as err:
+        build(tmp_path, body)
+    text = str(err.value)
+    assert "deletionPolicy: Orphan needs" in text and "finalize" in text
+    assert "operator.yaml:" in text
