@@ -168,6 +168,26 @@ def _daemon_set(obj: dict[str, Any], errors: Errors) -> None:
         errors.append((path, "Required value: cannot be 0 when maxSurge is 0"))
 
 
+def _replication_controller(obj: dict[str, Any], errors: Errors) -> None:
+    """The selector, a plain map, is defaulted to the template's labels: the pair must
+    give a non-empty selector that selects the template."""
+    spec = _field(obj, "spec")
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        errors.append((("spec", "template"), "Required value"))
+        return
+    labels = _field(template, "metadata").get("labels")
+    labels = labels if isinstance(labels, dict) else {}
+    selector = spec.get("selector")
+    if not isinstance(selector, dict) or not selector:
+        selector = labels
+    if not selector:
+        errors.append((("spec", "selector"), "Required value"))
+    elif any(labels.get(k) != v for k, v in selector.items()):
+        message = "Invalid value: `selector` does not match template `labels`"
+        errors.append((("spec", "template", "metadata", "labels"), message))
+
+
 def _longest_name(length: int, why: str) -> Rule:
     def rule(obj: dict[str, Any], errors: Errors) -> None:
         name = _field(obj, "metadata").get("name")
@@ -188,6 +208,7 @@ KIND_RULES: dict[tuple[str, str], tuple[Rule, ...]] = {
     ("", "ConfigMap"): (_config_map,),
     ("", "Service"): (_service,),
     ("apps", "DaemonSet"): (_daemon_set,),
+    ("", "ReplicationController"): (_replication_controller,),
     # a Job's name is its pods' job-name label value
     ("batch", "Job"): (_longest_name(63, " (it is a label value of its pods)"),),
     # the CronJob controller appends an 11-character suffix to make its Jobs' names

@@ -939,6 +939,18 @@ def _api_service(name: str, **spec: Any) -> dict[str, Any]:
     }
 
 
+def _rc(labeled: bool = True, **spec: Any) -> dict[str, Any]:
+    """A ReplicationController whose template is ``labeled`` ``app: a`` (or has no labels)."""
+    meta = {"labels": {"app": "a"}} if labeled else {}
+    pod = {"containers": [{"name": "c", "image": "busybox"}]}
+    return {
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "metadata": {"name": "rc", "namespace": "default"},
+        "spec": {"replicas": 1, "template": {"metadata": meta, "spec": pod}, **spec},
+    }
+
+
 _POD = "spec.template.spec"
 #: the false alarms the real-world corpus found (tests/integration/test_corpus_differential.py)
 #: and the apiserver's rules it showed missing offline, with valid neighbours
@@ -1080,6 +1092,10 @@ CORPUS_CASES: list[Case] = [
         True,
         "spec.selector",
     ),
+    Case("rc without selector", _rc(), False),
+    Case("rc with empty selector", _rc(selector={}), False),
+    Case("rc without selector or labels", _rc(labeled=False), True, "spec.selector"),
+    Case("rc selector mismatch", _rc(selector={"app": "b"}), True, "spec.template.metadata.labels"),
 ]
 SEMANTIC_CASES += FIDELITY_CASES + CORPUS_CASES
 CASES += SEMANTIC_CASES
