@@ -22,7 +22,8 @@ finalizer names), ConfigMap/Secret keys, duplicate keys of associative lists and
 duplicate items of sets (as server-side apply refuses them), pod template labels, and for
 built-in kinds the common cross-field rules of the apiserver's Go validation
 (``kubeschema.semantic``: restart policies, HPA bounds, Ingress hosts, node ports, a
-Service's ports, requests within limits, ...); for custom kinds also bounds, lengths,
+Service's ports, requests within limits, ...; ``bounds``, ``rbac``, ``kindrules``: integer
+bounds, RBAC rules, webhooks and more); for custom kinds also bounds, lengths,
 patterns, list types, junctors, ``x-kubernetes-preserve-unknown-fields`` and embedded
 resources. CEL rules (``x-kubernetes-validations``) and admission webhooks are not
 checked. See docs/kubernetes-schemas.md.

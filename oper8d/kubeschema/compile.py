@@ -67,6 +67,10 @@ PORT_NAME_FIELDS: dict[tuple[str, str], Callable[[str], str | None]] = {
     (_CORE + "ContainerPort", "name"): port_name_problem,
     (_CORE + "ServicePort", "name"): label_problem,
 }
+#: built-in fields the OpenAPI lists as required that the apiserver fills in when they are
+#: left out (its Go defaulting runs before validation): a binding's ``roleRef.apiGroup``
+#: becomes rbac.authorization.k8s.io
+DEFAULTED_REQUIRED = frozenset({("io.k8s.api.rbac.v1.RoleRef", "apiGroup")})
 Embedded = Callable[[dict[str, Any], Path, Errors], None]
 
 
@@ -177,7 +181,11 @@ class Compiler:
             self._memo[name] = node  # before the properties: definitions can recurse
         node.strict = strict
         node.preserve = preserve or additional is True
-        node.required = tuple(schema.get("required") or ())
+        node.required = tuple(
+            key
+            for key in schema.get("required") or ()
+            if not (self.builtin and (name, key) in DEFAULTED_REQUIRED)
+        )
         if isinstance(additional, Mapping):
             node.additional = self.node(additional, strict=strict)
         if name is not None and self.builtin and self.lazy:

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from oper8d.fileio import FileRefused, FileTooLarge, read_bounded
+from oper8d.kubeyaml import KubernetesLoader
 from oper8d.limits import LimitExceeded, Limits
 
 CRD_KIND = "CustomResourceDefinition"
@@ -81,7 +82,7 @@ def load_crd_dir(folder: Path, limits: Limits | None = None) -> list[dict[str, A
             continue
         try:
             text = read_bounded(path, max_bytes).decode("utf-8")
-            docs = list(yaml.safe_load_all(text))
+            docs = list(yaml.load_all(text, Loader=KubernetesLoader))
         except yaml.MarkedYAMLError as e:
             mark = e.problem_mark
             line = f":{mark.line + 1}" if mark is not None else ""

@@ -89,8 +89,10 @@ def path_segment_problem(name: str) -> str | None:
     return None
 
 
-#: kind -> how its name is checked (default: DNS-1123 subdomain)
+#: kind -> how its name is checked (default: DNS-1123 subdomain); a kind whose Go validation
+#: leaves its ObjectMeta to the generic check has a path segment name (any length, case)
 NAME_RULES: dict[tuple[str, str], Callable[[str], str | None]] = {
+    ("policy", "PodDisruptionBudget"): path_segment_problem,
     ("", "Service"): dns1035_problem,
     ("", "Namespace"): label_problem,
     ("rbac.authorization.k8s.io", "Role"): path_segment_problem,
@@ -170,6 +172,12 @@ def finalizer_problems(finalizers: Any, path: Path, builtin: bool, errors: Error
         errors.append((path, f"Invalid value: {shown}: {message}"))
 
 
+def label_value_problem(value: str) -> str | None:
+    if len(value) > 63:
+        return "must be no more than 63 characters"
+    return None if _LABEL_VALUE.fullmatch(value) else _LABEL_VALUE_MSG
+
+
 def label_annotation_problems(meta: dict[str, Any], path: Path, errors: Errors) -> None:
     """Append the problems of the labels and annotations of an ObjectMeta at ``path``
     (an object's own metadata, or one embedded in it such as a pod template's)."""
@@ -180,14 +188,10 @@ def label_annotation_problems(meta: dict[str, Any], path: Path, errors: Errors) 
             if problem:
                 where = (*path, "labels", MapKey(key))
                 errors.append((where, f'Invalid value: "{key}": {problem}'))
-            if isinstance(value, str):
-                if len(value) > 63:
-                    too_long = "must be no more than 63 characters"
-                    where = (*path, "labels", MapKey(key))
-                    errors.append((where, f'Invalid value: "{value}": {too_long}'))
-                elif not _LABEL_VALUE.fullmatch(value):
-                    where = (*path, "labels", MapKey(key))
-                    errors.append((where, f'Invalid value: "{value}": {_LABEL_VALUE_MSG}'))
+            problem = label_value_problem(value) if isinstance(value, str) else None
+            if problem:
+                where = (*path, "labels", MapKey(key))
+                errors.append((where, f'Invalid value: "{value}": {problem}'))
     annotations = meta.get("annotations")
     if isinstance(annotations, dict):
         total = 0
@@ -212,6 +216,8 @@ def config_key_problems(obj: dict[str, Any], fields: tuple[str, ...], errors: Er
         for key in values:
             if not isinstance(key, str) or len(key) > 253 or not _CONFIG_KEY.fullmatch(key):
                 errors.append(((field, MapKey(key)), f'Invalid value: "{key}": {_CONFIG_KEY_MSG}'))
+            elif key == "..":
+                errors.append(((field, MapKey(key)), "Invalid value: \"..\": must not be '..'"))
 
 
 #: (group, kind) whose ``spec.selector`` must select ``spec.template.metadata.labels``
@@ -226,8 +232,11 @@ def selector_problems(obj: dict[str, Any], errors: Errors) -> None:
     if not isinstance(spec, dict):
         return
     selector, template = spec.get("selector"), spec.get("template")
-    labels = template.get("metadata") if isinstance(template, dict) else None
-    labels = labels.get("labels") if isinstance(labels, dict) else None
+    if not isinstance(template, dict):
+        return
+    meta = template.get("metadata")
+    # a template without labels has none: a non-empty selector cannot select it
+    labels = (meta.get("labels") if isinstance(meta, dict) else None) or {}
     if not isinstance(selector, dict) or not isinstance(labels, dict):
         return
     if not (selector.get("matchLabels") or selector.get("matchExpressions")):

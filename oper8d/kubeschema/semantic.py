@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
+from oper8d.kubeschema.bounds import bound_problems
+from oper8d.kubeschema.kindrules import KIND_RULES
 from oper8d.kubeschema.messages import Errors, Path, show_value
 from oper8d.kubeschema.objectmeta import label_annotation_problems, subdomain_problem
 from oper8d.kubeschema.podspec import pod_spec_problems, port_number_problem
+from oper8d.kubeschema.rbac import RBAC_RULES
 
 Rule = Callable[[dict[str, Any], Errors], None]
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
@@ -190,17 +193,59 @@ _PERCENT_MSG = (
 )
 
 
-def _int_or_percent(*paths: Path) -> Rule:
+def _int_or_percent(*paths: Path, at_most_100: tuple[Path, ...] = ()) -> Rule:
     """Int-or-string fields the API server reads as a count or a percentage: a string
-    must be a percentage (``"1"`` is refused live, though YAML wrote it quoted)."""
+    must be a percentage (``"1"`` is refused live, though YAML wrote it quoted), one of
+    ``at_most_100`` no more than 100%."""
 
     def rule(obj: dict[str, Any], errors: Errors) -> None:
         for path in paths:
             value = _at(obj, *path)
-            if isinstance(value, str) and not _PERCENT.fullmatch(value):
+            if not isinstance(value, str):
+                continue
+            if not _PERCENT.fullmatch(value):
                 errors.append((path, f"Invalid value: {show_value(value)}: {_PERCENT_MSG}"))
+            elif path in at_most_100 and int(value[:-1]) > 100:
+                message = "must not be greater than 100%"
+                errors.append((path, f"Invalid value: {show_value(value)}: {message}"))
 
     return rule
+
+
+def _deployment_strategy(obj: dict[str, Any], errors: Errors) -> None:
+    strategy = _at(obj, "spec", "strategy")
+    recreate = isinstance(strategy, dict) and strategy.get("type") == "Recreate"
+    if recreate and strategy.get("rollingUpdate") is not None:
+        message = "Forbidden: may not be specified when strategy `type` is 'Recreate'"
+        errors.append((("spec", "strategy", "rollingUpdate"), message))
+    ready, deadline = (
+        _at(obj, "spec", "minReadySeconds"),
+        _at(obj, "spec", "progressDeadlineSeconds"),
+    )
+    if _count(ready) and _count(deadline) and deadline <= ready:
+        message = "must be greater than minReadySeconds"
+        errors.append(
+            (("spec", "progressDeadlineSeconds"), f"Invalid value: {deadline}: {message}")
+        )
+
+
+def _count(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _network_policy(obj: dict[str, Any], errors: Errors) -> None:
+    for direction in ("ingress", "egress"):
+        rules = _at(obj, "spec", direction)
+        for i, rule in enumerate(rules if isinstance(rules, list) else ()):
+            ports = rule.get("ports") if isinstance(rule, dict) else None
+            for j, port in enumerate(ports if isinstance(ports, list) else ()):
+                if not isinstance(port, dict):
+                    continue
+                low, high = port.get("port"), port.get("endPort")
+                if _count(low) and _count(high) and high < low:
+                    message = "must be greater than or equal to `port`"
+                    path = ("spec", direction, i, "ports", j, "endPort")
+                    errors.append((path, f"Invalid value: {high}: {message}"))
 
 
 #: the shorthands of Go's cron parser that a CronJob schedule may be instead of 5 fields
@@ -239,7 +284,11 @@ RULES: dict[tuple[str, str], tuple[Rule, ...]] = {
         _at_least("replicas", 0),
         _selector("deployment"),
         _rolling_update,
-        _int_or_percent(*(("spec", "strategy", "rollingUpdate", f) for f in _ROLLING)),
+        _deployment_strategy,
+        _int_or_percent(
+            *(("spec", "strategy", "rollingUpdate", f) for f in _ROLLING),
+            at_most_100=(("spec", "strategy", "rollingUpdate", "maxUnavailable"),),
+        ),
     ),
     ("apps", "StatefulSet"): (
         _pods(_TEMPLATE, _WORKLOAD_RESTART, claims=True),
@@ -266,9 +315,16 @@ RULES: dict[tuple[str, str], tuple[Rule, ...]] = {
     ("", "Service"): (_service,),
     ("policy", "PodDisruptionBudget"): (
         _pdb,
-        _int_or_percent(("spec", "minAvailable"), ("spec", "maxUnavailable")),
+        _int_or_percent(
+            *(_PDB_FIELDS := (("spec", "minAvailable"), ("spec", "maxUnavailable"))),
+            at_most_100=_PDB_FIELDS,
+        ),
     ),
+    ("networking.k8s.io", "NetworkPolicy"): (_network_policy,),
+    **{key: (rule,) for key, rule in RBAC_RULES.items()},
 }
+for _key, _rules in KIND_RULES.items():
+    RULES[_key] = (*RULES.get(_key, ()), *_rules)
 
 
 class SemanticChecks:
@@ -288,6 +344,7 @@ class SemanticChecks:
                 label_annotation_problems(meta, path, errors)
         for rule in RULES.get((group, kind), ()):
             rule(obj, errors)
+        bound_problems(group, kind, obj, errors)
 
     def meta_positions(self, definition: str) -> tuple[Path, ...]:
         """Where ObjectMeta is embedded below a kind's root (``("spec", "template",

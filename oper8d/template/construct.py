@@ -24,7 +24,7 @@ from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from oper8d.template.kubeyaml import json_key
+from oper8d.kubeyaml import json_key
 from oper8d.template.slotloader import SlotLoader, key_text
 
 __all__ = ["construct"]

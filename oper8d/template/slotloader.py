@@ -28,8 +28,8 @@ from typing import Any
 
 import yaml
 
+from oper8d.kubeyaml import KubernetesLoader
 from oper8d.objects import json_key_text
-from oper8d.template.kubeyaml import KubernetesLoader
 from oper8d.template.slots import Slots
 from oper8d.template.values import copy_result
 

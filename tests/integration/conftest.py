@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from apiserver import SUMMARY, ApiServer
 
 from oper8d.envtest import BuildError, Environment, StartError, build
 from oper8d.envtest.build import BIN_DIR_ENV
@@ -53,6 +54,12 @@ def _started(
     return env
 
 
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """The one-line results of the differential tests (``apiserver.SUMMARY``), to quote."""
+    for line in config.stash.get(SUMMARY, []):
+        terminalreporter.write_line(line)
+
+
 @pytest.fixture(scope="session")
 def envtest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Environment]:
     """A started Environment (etcd, apiserver, controller-manager, scheduler, kwok) with
@@ -61,6 +68,14 @@ def envtest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Environment]:
     env = _started(tmp_path_factory, "testenv", feature_gates=())
     yield env
     env.stop()
+
+
+@pytest.fixture(scope="session")
+def apiserver(envtest: Environment) -> Iterator[ApiServer]:
+    """The test apiserver for differential tests (``apiserver.py``): kept-alive connections."""
+    server = ApiServer(envtest)
+    yield server
+    server.close()
 
 
 @pytest.fixture

@@ -17,11 +17,10 @@ import json
 from typing import Any
 
 import pytest
+from apiserver import ApiServer, collection
 from harness import wait_for
-from test_kubeschema_real import _collection, _send
 
 from oper8d.cluster.memory import MemoryCluster
-from oper8d.envtest import Environment
 from oper8d.kubeschema import KubeSchemas
 from tests.unit.kubeschema_corpus import rendered_examples
 
@@ -555,8 +554,8 @@ def _normalised(obj: Obj) -> Obj:
     return out
 
 
-def _real(env: Environment, schemas: KubeSchemas, obj: Obj) -> Obj:
-    status, text = _send(env, "POST", _collection(obj, schemas), obj, "?dryRun=All")
+def _real(api: ApiServer, schemas: KubeSchemas, obj: Obj) -> Obj:
+    status, text = api.send("POST", collection(obj, schemas), obj, "?dryRun=All")
     assert status == 201, f"the apiserver refused it: {status} {text[:600]}"
     out: Obj = json.loads(text)
     return out
@@ -618,21 +617,21 @@ CASES = _examples() + own_objects()
 
 @pytest.mark.parametrize("obj", [o for _, o in CASES], ids=[n for n, _ in CASES])
 def test_a_created_object_is_defaulted_as_by_the_apiserver(
-    envtest: Environment, schemas: KubeSchemas, obj: Obj
+    apiserver: ApiServer, schemas: KubeSchemas, obj: Obj
 ) -> None:
-    _assert_alike(_real(envtest, schemas, obj), _memory(schemas, obj))
+    _assert_alike(_real(apiserver, schemas, obj), _memory(schemas, obj))
 
 
 @pytest.fixture(scope="module")
-def gizmo_crd_installed(envtest: Environment) -> Obj:
+def gizmo_crd_installed(apiserver: ApiServer) -> Obj:
     crd = gizmo_crd()
     crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-    status, text = _send(envtest, "POST", crds, crd)
+    status, text = apiserver.send("POST", crds, crd)
     assert status in (201, 409), text
-    collection = f"/apis/{GROUP}/v1/namespaces/{NS}/gizmos"
+    gizmos = f"/apis/{GROUP}/v1/namespaces/{NS}/gizmos"
 
     def served() -> bool:
-        return _send(envtest, "POST", collection, _gizmo("probe"), "?dryRun=All")[0] == 201
+        return apiserver.send("POST", gizmos, _gizmo("probe"), "?dryRun=All")[0] == 201
 
     wait_for("the Gizmo CRD to be served", served, timeout=30)
     return crd
@@ -640,8 +639,8 @@ def gizmo_crd_installed(envtest: Environment) -> Obj:
 
 @pytest.mark.parametrize("obj", [o for _, o in GIZMOS], ids=[n for n, _ in GIZMOS])
 def test_a_custom_resource_gets_its_schema_defaults_as_from_the_apiserver(
-    envtest: Environment, schemas: KubeSchemas, gizmo_crd_installed: Obj, obj: Obj
+    apiserver: ApiServer, schemas: KubeSchemas, gizmo_crd_installed: Obj, obj: Obj
 ) -> None:
     custom = schemas.with_crds([gizmo_crd_installed])
-    real = _real(envtest, custom, obj)
+    real = _real(apiserver, custom, obj)
     _assert_alike(real, _memory(schemas, obj, crds=(gizmo_crd_installed,)))

@@ -17,87 +17,22 @@ import copy
 import gzip
 import importlib.util
 import json
-import random
-import ssl
-import urllib.error
-import urllib.request
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
+from apiserver import ApiServer
 from harness import wait_for
 
 from oper8d.cluster.memory import MemoryCluster
 from oper8d.envtest import Environment
 from oper8d.errors import ClusterError
 from oper8d.kubeschema import KubeSchemas
+from tests.realworld.mutations import mutants
 from tests.unit.kubeschema_corpus import CASES, rendered_examples
 
 pytestmark = pytest.mark.integration
-
-
-def _send(env: Environment, method: str, path: str, body: Any, query: str = "") -> tuple[int, str]:
-    url = f"{env.server_url}{path}{query}"
-    data = json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method)
-    request.add_header("Authorization", f"Bearer {env.admin_token}")
-    request.add_header("Content-Type", "application/json")
-    context = ssl.create_default_context(cafile=str(env.ca_file))
-    try:
-        with urllib.request.urlopen(request, context=context, timeout=30) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-
-
-def _collection(obj: dict[str, Any], schemas: KubeSchemas) -> str:
-    api_version, kind = obj["apiVersion"], obj["kind"]
-    info = schemas.kind_info(api_version, kind)
-    plural = info.plural if info else kind.lower() + "s"
-    namespaced = info.namespaced if info else True
-    root = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
-    meta = obj.get("metadata")
-    ns = (meta.get("namespace") if isinstance(meta, dict) else None) or "default"
-    return f"{root}/namespaces/{ns}/{plural}" if namespaced else f"{root}/{plural}"
-
-
-def _apiserver_rejects(
-    env: Environment,
-    schemas: KubeSchemas,
-    obj: dict[str, Any],
-    validation: str = "Strict",
-    real: bool = False,
-) -> tuple[bool, str]:
-    """The apiserver's verdict on a create of ``obj``: a dry run, or a ``real`` one (what
-    a dry run does not do, such as allocating a node port), deleted again at once."""
-    query = (
-        f"?fieldValidation={validation}" if real else f"?dryRun=All&fieldValidation={validation}"
-    )
-    collection = _collection(obj, schemas)
-    status, text = _send(env, "POST", collection, obj, query)
-    if real and status < 300:
-        deleted, answer = _send(env, "DELETE", f"{collection}/{obj['metadata']['name']}", {})
-        assert deleted < 300, answer
-    return status >= 300, f"{status} {text[:400]}"
-
-
-def _apiserver_apply_rejects(
-    env: Environment, schemas: KubeSchemas, obj: dict[str, Any], validation: str = "Strict"
-) -> tuple[bool, str]:
-    """The apiserver's verdict on a server-side apply of ``obj`` (what oper8d sends)."""
-    path = f"{_collection(obj, schemas)}/{obj['metadata']['name']}"
-    query = f"?dryRun=All&fieldValidation={validation}&fieldManager=kubeschema-test&force=true"
-    url = f"{env.server_url}{path}{query}"
-    request = urllib.request.Request(url, data=json.dumps(obj).encode(), method="PATCH")
-    request.add_header("Authorization", f"Bearer {env.admin_token}")
-    request.add_header("Content-Type", "application/apply-patch+yaml")
-    context = ssl.create_default_context(cafile=str(env.ca_file))
-    try:
-        with urllib.request.urlopen(request, context=context, timeout=30) as response:
-            return False, f"{response.status} {response.read().decode()[:400]}"
-    except urllib.error.HTTPError as e:
-        return True, f"{e.code} {e.read().decode()[:400]}"
 
 
 def _memory_rejects(
@@ -121,16 +56,16 @@ def _memory_rejects(
 
 
 def _agree_in_memory(
-    env: Environment,
+    api: ApiServer,
     schemas: KubeSchemas,
     obj: dict[str, Any],
     apply: bool = False,
     real: bool = False,
 ) -> None:
     if apply:
-        rejected, answer = _apiserver_apply_rejects(env, schemas, obj, validation="Ignore")
+        rejected, answer = api.apply_rejects(schemas, obj, validation="Ignore")
     else:
-        rejected, answer = _apiserver_rejects(env, schemas, obj, "Ignore", real)
+        rejected, answer = api.create_rejects(schemas, obj, "Ignore", real)
     ours, message = _memory_rejects(schemas, obj, apply)
     assert ours == rejected, f"apiserver: {answer}\nin-memory cluster: {message}"
 
@@ -153,12 +88,12 @@ SERVER_DIFFERS_FROM_SHIPPED = {
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_validator_agrees_with_the_apiserver_on_the_corpus(
-    envtest: Environment, schemas: KubeSchemas, case: Any
+    apiserver: ApiServer, schemas: KubeSchemas, case: Any
 ) -> None:
     if case.apply:
-        rejected, answer = _apiserver_apply_rejects(envtest, schemas, case.obj)
+        rejected, answer = apiserver.apply_rejects(schemas, case.obj)
     else:
-        rejected, answer = _apiserver_rejects(envtest, schemas, case.obj, real=case.real)
+        rejected, answer = apiserver.create_rejects(schemas, case.obj, real=case.real)
     ours = schemas.validate(case.obj)
     if case.name in SERVER_DIFFERS_FROM_SHIPPED:
         assert rejected != case.rejected, f"1.36 now answers as 1.34 did: {answer}"
@@ -167,7 +102,7 @@ def test_validator_agrees_with_the_apiserver_on_the_corpus(
         return
     assert rejected == case.rejected, f"the corpus is wrong about {case.name}: {answer}"
     assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
-    _agree_in_memory(envtest, schemas, case.obj, case.apply, case.real)
+    _agree_in_memory(apiserver, schemas, case.obj, case.apply, case.real)
 
 
 EXAMPLES = rendered_examples()
@@ -175,11 +110,11 @@ EXAMPLES = rendered_examples()
 
 @pytest.mark.parametrize("obj", [o for _, o in EXAMPLES], ids=[n for n, _ in EXAMPLES])
 def test_every_rendered_example_object_is_accepted_by_both(
-    envtest: Environment, schemas: KubeSchemas, obj: dict[str, Any]
+    apiserver: ApiServer, schemas: KubeSchemas, obj: dict[str, Any]
 ) -> None:
     obj = copy.deepcopy(obj)
     obj["metadata"].pop("ownerReferences", None)  # the owner CR does not exist here
-    rejected, answer = _apiserver_rejects(envtest, schemas, obj)
+    rejected, answer = apiserver.create_rejects(schemas, obj)
     assert not rejected, answer
     assert schemas.validate(obj).ok, schemas.validate(obj)
 
@@ -259,15 +194,15 @@ WIDGETS = [
 
 
 @pytest.fixture(scope="module")
-def widget_crd(envtest: Environment) -> dict[str, Any]:
+def widget_crd(apiserver: ApiServer) -> dict[str, Any]:
     crd = _widget_crd()
     crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-    status, text = _send(envtest, "POST", crds, crd)
+    status, text = apiserver.send("POST", crds, crd)
     assert status in (201, 409), text
     collection = "/apis/kubeschema.test/v1/namespaces/default/widgets"
 
     def served() -> bool:
-        return _send(envtest, "POST", collection, _widget(), "?dryRun=All")[0] != 404
+        return apiserver.send("POST", collection, _widget(), "?dryRun=All")[0] != 404
 
     wait_for("the Widget CRD to be served", served, timeout=30)
     return crd
@@ -275,15 +210,15 @@ def widget_crd(envtest: Environment) -> dict[str, Any]:
 
 @pytest.mark.parametrize("case", WIDGETS, ids=[c[0] for c in WIDGETS])
 def test_validator_agrees_with_the_apiserver_on_a_custom_resource(
-    envtest: Environment, schemas: KubeSchemas, widget_crd: dict[str, Any], case: Any
+    apiserver: ApiServer, schemas: KubeSchemas, widget_crd: dict[str, Any], case: Any
 ) -> None:
     _, obj, expected = case
     custom = schemas.with_crds([widget_crd])
-    rejected, answer = _apiserver_rejects(envtest, custom, obj)
+    rejected, answer = apiserver.create_rejects(custom, obj)
     ours = custom.validate(obj)
     assert rejected == expected, f"the corpus is wrong: {answer}"
     assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
-    _agree_in_memory(envtest, custom, obj)
+    _agree_in_memory(apiserver, custom, obj)
 
 
 #: a custom resource's nulls, judged by a server-side apply (what oper8d sends): refused
@@ -300,7 +235,7 @@ WIDGET_NULLS = [
 
 @pytest.mark.parametrize(("field", "expected"), WIDGET_NULLS, ids=[f for f, _ in WIDGET_NULLS])
 def test_validator_agrees_with_the_apiserver_on_custom_resource_nulls(
-    envtest: Environment,
+    apiserver: ApiServer,
     schemas: KubeSchemas,
     widget_crd: dict[str, Any],
     field: str,
@@ -308,7 +243,7 @@ def test_validator_agrees_with_the_apiserver_on_custom_resource_nulls(
 ) -> None:
     custom = schemas.with_crds([widget_crd])
     obj = _widget(**{field: None})
-    rejected, answer = _apiserver_apply_rejects(envtest, custom, obj)
+    rejected, answer = apiserver.apply_rejects(custom, obj)
     ours = custom.validate(obj)
     assert rejected == expected, f"the case is wrong: {answer}"
     assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
@@ -330,7 +265,7 @@ WIDGET_FINALIZERS = [
     ("finalizers", "expected"), WIDGET_FINALIZERS, ids=[str(f) for f, _ in WIDGET_FINALIZERS]
 )
 def test_validator_agrees_with_the_apiserver_on_custom_resource_finalizers(
-    envtest: Environment,
+    apiserver: ApiServer,
     schemas: KubeSchemas,
     widget_crd: dict[str, Any],
     finalizers: list[str],
@@ -339,74 +274,24 @@ def test_validator_agrees_with_the_apiserver_on_custom_resource_finalizers(
     custom = schemas.with_crds([widget_crd])
     obj = _widget()
     obj["metadata"]["finalizers"] = finalizers
-    rejected, answer = _apiserver_apply_rejects(envtest, custom, obj)
+    rejected, answer = apiserver.apply_rejects(custom, obj)
     ours = custom.validate(obj)
     assert rejected == expected, f"the case is wrong: {answer}"
     assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
-    _agree_in_memory(envtest, custom, obj, apply=True)
+    _agree_in_memory(apiserver, custom, obj, apply=True)
 
 
-def _positions(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every value's path in an object, except its identity (apiVersion, kind, name)."""
-    out = [path] if path else []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out += _positions(value, (*path, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            out += _positions(value, (*path, i))
-    skip = {("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", "namespace")}
-    return [p for p in out if p[:2] not in skip and p[:1] not in skip]
-
-
-def _swap(value: Any, rng: random.Random) -> Any:
-    """A value of another JSON type (a decoding-level change, not a semantic one)."""
-    if isinstance(value, bool):
-        return rng.choice(["true", 1, [value]])
-    if isinstance(value, int):
-        return rng.choice([str(value), True, 1.5, [value]])
-    if isinstance(value, str):
-        return rng.choice([7, False, [value], {"v": value}])
-    if isinstance(value, list):
-        return rng.choice(["list", {"items": value}])
-    return rng.choice(["object", [value], 3])
-
-
-def _mutants(
-    sources: list[tuple[str, dict[str, Any]]], seed: int, per_object: int
-) -> list[tuple[str, dict[str, Any]]]:
-    rng = random.Random(seed)
-    out = []
-    for name, original in sources:
-        base = copy.deepcopy(original)
-        base["metadata"].pop("ownerReferences", None)
-        for _ in range(per_object):
-            obj = copy.deepcopy(base)
-            path = rng.choice(_positions(obj))
-            parent: Any = obj
-            for part in path[:-1]:
-                parent = parent[part]
-            if isinstance(parent[path[-1]], dict) and rng.random() < 0.5:
-                parent[path[-1]]["zzUnknownField"] = "x"
-                what = f"{name} +field under {'.'.join(map(str, path))}"
-            else:
-                parent[path[-1]] = _swap(parent[path[-1]], rng)
-                what = f"{name} swap {'.'.join(map(str, path))}"
-            out.append((what, obj))
-    return out
-
-
-MUTANTS = _mutants(rendered_examples(), seed=9, per_object=12)
+MUTANTS = mutants(rendered_examples(), seed=9, per_object=12)
 
 
 @pytest.mark.parametrize("obj", [o for _, o in MUTANTS], ids=[n for n, _ in MUTANTS])
 def test_validator_agrees_on_generated_mutations_of_the_examples(
-    envtest: Environment, schemas: KubeSchemas, obj: dict[str, Any]
+    apiserver: ApiServer, schemas: KubeSchemas, obj: dict[str, Any]
 ) -> None:
-    rejected, answer = _apiserver_rejects(envtest, schemas, obj)
+    rejected, answer = apiserver.create_rejects(schemas, obj)
     ours = schemas.validate(obj)
     assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
-    _agree_in_memory(envtest, schemas, obj)
+    _agree_in_memory(apiserver, schemas, obj)
 
 
 def _schema_differences(old: Any, new: Any, where: str) -> list[str]:
@@ -574,15 +459,15 @@ def test_the_schema_comparison_finds_what_it_is_for() -> None:
     assert _shipped_differences(old, old) == []
 
 
-WIDGET_MUTANTS = _mutants([(n, o) for n, o, rejected in WIDGETS if not rejected], 9, 15)
+WIDGET_MUTANTS = mutants([(n, o) for n, o, rejected in WIDGETS if not rejected], 9, 15)
 
 
 @pytest.mark.parametrize("obj", [o for _, o in WIDGET_MUTANTS], ids=[n for n, _ in WIDGET_MUTANTS])
 def test_validator_agrees_on_generated_mutations_of_a_custom_resource(
-    envtest: Environment, schemas: KubeSchemas, widget_crd: dict[str, Any], obj: dict[str, Any]
+    apiserver: ApiServer, schemas: KubeSchemas, widget_crd: dict[str, Any], obj: dict[str, Any]
 ) -> None:
     custom = schemas.with_crds([widget_crd])
-    rejected, answer = _apiserver_rejects(envtest, custom, obj)
+    rejected, answer = apiserver.create_rejects(custom, obj)
     ours = custom.validate(obj)
     assert (not ours.ok) == rejected, f"apiserver: {answer}\nours: {ours}"
-    _agree_in_memory(envtest, custom, obj)
+    _agree_in_memory(apiserver, custom, obj)

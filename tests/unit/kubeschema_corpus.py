@@ -883,7 +883,221 @@ FIDELITY_CASES: list[Case] = [
         "spec.template.metadata.labels",
     ),
 ]
-SEMANTIC_CASES += FIDELITY_CASES
+
+
+def _binding(**role_ref: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "view-all"},
+        "roleRef": {"kind": "ClusterRole", "name": "view", **role_ref},
+        "subjects": [{"kind": "ServiceAccount", "name": "web", "namespace": "default"}],
+    }
+
+
+def _role(**rule: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "reader", "namespace": "default"},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"], **rule}],
+    }
+
+
+def _webhook(**hook: Any) -> dict[str, Any]:
+    service = {"name": "hook", "namespace": "default", "path": "/v"}
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "hook"},
+        "webhooks": [
+            {
+                "name": "validate.example.com",
+                "clientConfig": {"service": service},
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+                **hook,
+            }
+        ],
+    }
+
+
+def _api_service(name: str, **spec: Any) -> dict[str, Any]:
+    service = {"name": "metrics", "namespace": "default"}
+    return {
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": name},
+        "spec": {
+            "group": "metrics.example.com",
+            "version": "v1",
+            "service": service,
+            "groupPriorityMinimum": 100,
+            "versionPriority": 100,
+            **spec,
+        },
+    }
+
+
+def _rc(labeled: bool = True, **spec: Any) -> dict[str, Any]:
+    """A ReplicationController whose template is ``labeled`` ``app: a`` (or has no labels)."""
+    meta = {"labels": {"app": "a"}} if labeled else {}
+    pod = {"containers": [{"name": "c", "image": "busybox"}]}
+    return {
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "metadata": {"name": "rc", "namespace": "default"},
+        "spec": {"replicas": 1, "template": {"metadata": meta, "spec": pod}, **spec},
+    }
+
+
+_POD = "spec.template.spec"
+#: the false alarms the real-world corpus found (tests/integration/test_corpus_differential.py)
+#: and the apiserver's rules it showed missing offline, with valid neighbours
+CORPUS_CASES: list[Case] = [
+    Case("pdb name upper case", _with(_pdb(minAvailable=1), "metadata.name", "Web_1"), False),
+    Case(
+        "pdb name with slash",
+        _with(_pdb(minAvailable=1), "metadata.name", "a/b"),
+        True,
+        "metadata.name",
+    ),
+    Case("roleRef without apiGroup", _binding(), False),
+    Case("roleRef apiGroup wrong", _binding(apiGroup="rbac"), True, "roleRef.apiGroup"),
+    Case("roleRef kind Role in a cluster binding", _binding(kind="Role"), True, "roleRef.kind"),
+    Case("role rule with no verb", _role(verbs=[]), True, "rules[0].verbs"),
+    Case("role rule with no api group", _role(apiGroups=[]), True, "rules[0].apiGroups"),
+    Case(
+        "role rule on urls",
+        _role(nonResourceURLs=["/metrics"], apiGroups=[], resources=[]),
+        True,
+        "rules[0].nonResourceURLs",
+    ),
+    Case(
+        "minReadySeconds -1",
+        _with(deployment(), "spec.minReadySeconds", -1),
+        True,
+        "spec.minReadySeconds",
+    ),
+    Case("minReadySeconds 0", _with(deployment(), "spec.minReadySeconds", 0), False),
+    Case(
+        "statefulset revisionHistoryLimit -1",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": "db", "namespace": "default"},
+            "spec": {**deployment()["spec"], "revisionHistoryLimit": -1},
+        },
+        False,
+    ),
+    Case(
+        "maxUnavailable 150%",
+        _with(deployment(), "spec.strategy", {"rollingUpdate": {"maxUnavailable": "150%"}}),
+        True,
+        "spec.strategy.rollingUpdate.maxUnavailable",
+    ),
+    Case(
+        "maxSurge 150%",
+        _with(deployment(), "spec.strategy", {"rollingUpdate": {"maxSurge": "150%"}}),
+        False,
+    ),
+    Case(
+        "probe period -1",
+        deployment(readinessProbe={"tcpSocket": {"port": 8080}, "periodSeconds": -1}),
+        True,
+        f"{_POD}.containers[0].readinessProbe.periodSeconds",
+    ),
+    Case(
+        "negative memory",
+        deployment(resources={"limits": {"memory": "-1Gi"}}),
+        True,
+        f"{_POD}.containers[0].resources.limits[memory]",
+    ),
+    Case(
+        "gpu resource without domain",
+        deployment(resources={"limits": {"gpu": "1"}}),
+        True,
+        f"{_POD}.containers[0].resources.limits[gpu]",
+    ),
+    Case("extended resource", deployment(resources={"limits": {"example.com/gpu": "1"}}), False),
+    Case(
+        "env name with =",
+        deployment(env=[{"name": "A=B", "value": "x"}]),
+        True,
+        f"{_POD}.containers[0].env[0].name",
+    ),
+    Case(
+        "runAsUser -1",
+        _with(deployment(), f"{_POD}.securityContext", {"runAsUser": -1}),
+        True,
+        f"{_POD}.securityContext.runAsUser",
+    ),
+    Case(
+        "nodeSelector key with space",
+        _with(deployment(), f"{_POD}.nodeSelector", {"bad key": "x"}),
+        True,
+        f"{_POD}.nodeSelector",
+    ),
+    Case(
+        "service account upper case",
+        _with(deployment(), f"{_POD}.serviceAccountName", "Web"),
+        True,
+        f"{_POD}.serviceAccountName",
+    ),
+    Case(
+        "toleration Exists with value",
+        _with(
+            deployment(), f"{_POD}.tolerations", [{"key": "k", "operator": "Exists", "value": "v"}]
+        ),
+        True,
+        f"{_POD}.tolerations[0].operator",
+    ),
+    Case(
+        "template without labels",
+        _with(deployment(), "spec.template.metadata", {}),
+        True,
+        "spec.template.metadata.labels",
+    ),
+    Case("webhook timeout 31", _webhook(timeoutSeconds=31), True, "webhooks[0].timeoutSeconds"),
+    Case("webhook timeout 30", _webhook(timeoutSeconds=30), False),
+    Case(
+        "webhook side effects Some", _webhook(sideEffects="Some"), True, "webhooks[0].sideEffects"
+    ),
+    Case("webhook name of two segments", _webhook(name="example.com"), True, "webhooks[0].name"),
+    Case("api service", _api_service("v1.metrics.example.com"), False),
+    Case(
+        "api service named otherwise", _api_service("v2.metrics.example.com"), True, "metadata.name"
+    ),
+    Case(
+        "api service priority 0",
+        _api_service("v1.metrics.example.com", versionPriority=0),
+        True,
+        "spec.versionPriority",
+    ),
+    Case(
+        "tls secret without key",
+        {**_secret({"tls.crt": "eA=="}), "type": "kubernetes.io/tls"},
+        True,
+        "data[tls.key]",
+    ),
+    Case(
+        "cluster ip service with traffic policy",
+        _service(externalTrafficPolicy="Local"),
+        True,
+        "spec.externalTrafficPolicy",
+    ),
+    Case(
+        "service selector value with space",
+        _service(selector={"app": "a b"}),
+        True,
+        "spec.selector",
+    ),
+    Case("rc without selector", _rc(), False),
+    Case("rc with empty selector", _rc(selector={}), False),
+    Case("rc without selector or labels", _rc(labeled=False), True, "spec.selector"),
+    Case("rc selector mismatch", _rc(selector={"app": "b"}), True, "spec.template.metadata.labels"),
+]
+SEMANTIC_CASES += FIDELITY_CASES + CORPUS_CASES
 CASES += SEMANTIC_CASES
 
 

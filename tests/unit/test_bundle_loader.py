@@ -20,7 +20,7 @@ from oper8d.bundle.loader import (
     resolve_path,
 )
 from oper8d.errors import BundleError, SourcePos
-from oper8d.template.kubeyaml import KubernetesLoader
+from oper8d.kubeyaml import KubernetesLoader
 
 OPERATOR = """\
 apiVersion: oper8d.io/v1alpha1

@@ -198,6 +198,19 @@ def test_crd_files_are_read_from_a_folder(tmp_path: Path) -> None:
     assert schemas.kind_info("other.io/v1", "Widget") is not None
 
 
+def test_a_crd_file_is_read_as_kubectl_reads_it(tmp_path: Path) -> None:
+    """A plain ``=`` is a string to kubectl (prometheus-operator's AlertmanagerConfig CRD
+    lists the matchers so), where PyYAML's safe loader stops; a date stays a string."""
+    spec = {"type": "string", "enum": ["MATCHER", "2024-01-01"]}
+    text = yaml.safe_dump(crd(spec)).replace("MATCHER", "=").replace("'2024-01-01'", "2024-01-01")
+    (tmp_path / "widgets.yaml").write_text(text)
+    schemas = KubeSchemas.builtin().with_crds(load_crd_dir(tmp_path))
+    widget = {"apiVersion": "test.io/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    assert schemas.validate({**widget, "spec": "="}).ok
+    assert schemas.validate({**widget, "spec": "2024-01-01"}).ok
+    assert not schemas.validate({**widget, "spec": "=="}).ok
+
+
 def test_a_broken_crd_file_names_its_line(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text("kind: CustomResourceDefinition\nspec: [unclosed\n")
     with pytest.raises(CRDError, match=r"bad\.yaml:3"):

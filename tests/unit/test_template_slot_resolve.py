@@ -11,7 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oper8d.template.kubeyaml import KubernetesLoader
+from oper8d.kubeyaml import KubernetesLoader
 from oper8d.template.slotloader import SlotLoader
 from oper8d.template.slots import Slots
 

@@ -19,7 +19,6 @@ apiserver does by default.
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,11 +29,11 @@ from oper8d.cluster.selectors import (
     selector_from_dict,
 )
 from oper8d.errors import ClusterError
-from oper8d.kinds import DNS_LABEL, group_of, is_dns_subdomain
+from oper8d.kinds import DNS_LABEL, group_of
 from oper8d.kubeschema import KubeSchemas
+from oper8d.kubeschema.objectmeta import NAME_RULES, subdomain_problem
 from oper8d.objects import Obj
 
-_DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _MAX_ANNOTATIONS_BYTES = 256 * 1024
 #: schema problems quoted in one refusal; the rest are counted
 _MAX_SHOWN = 5
@@ -159,23 +158,11 @@ def _check_name(obj: Obj) -> None:
         raise _invalid(obj, "metadata.name", "Required value: name or generateName is required")
     if not isinstance(name, str):
         raise _invalid(obj, "metadata.name", f"must be a string, got {name!r}", 400)
-    group, kind = group_of(str(obj.get("apiVersion", ""))), obj.get("kind")
-    if group == "rbac.authorization.k8s.io":
-        ok = name not in (".", "..") and "/" not in name and "%" not in name
-        rule = "a path segment (no '/' or '%', not '.' or '..')"
-    elif group == "" and kind == "Namespace":
-        ok = len(name) <= 63 and bool(DNS_LABEL.fullmatch(name))
-        rule = "a DNS-1123 label: at most 63 lower-case letters, digits and '-'"
-    elif group == "" and kind == "Service":
-        ok = len(name) <= 63 and bool(_DNS_1035_LABEL.fullmatch(name))
-        rule = "a DNS-1035 label: at most 63 lower-case letters, digits and '-', from a letter"
-    else:
-        ok = is_dns_subdomain(name)
-        rule = (
-            "a DNS-1123 subdomain: lower-case letters, digits, '-' and '.', at most 253 characters"
-        )
-    if not ok:
-        raise _invalid(obj, "metadata.name", f"Invalid value {name!r}: must be {rule}")
+    group, kind = group_of(str(obj.get("apiVersion", ""))), str(obj.get("kind"))
+    # the rule of each kind is the offline check's (one place: kubeschema.objectmeta)
+    problem = NAME_RULES.get((group, kind), subdomain_problem)(name)
+    if problem is not None:
+        raise _invalid(obj, "metadata.name", f"Invalid value {name!r}: {problem}")
 
 
 def _check_string_map(obj: Obj, field: str, *, values_are_labels: bool) -> None:

@@ -1,7 +1,8 @@
 """YAML read the way ``kubectl apply`` reads it: :class:`KubernetesLoader`.
 
-Text templates' rendered text (``slotloader``) and the bundle's own YAML files are read with
-it, so a literal means in a bundle what it means to the API server's clients.
+Text templates' rendered text (``template.slotloader``), the bundle's own YAML files and the
+CRD files of ``--crds`` (``kubeschema.crds``) are read with it, so a literal means there what
+it means to the API server's clients.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from oper8d.objects import json_key_text
 
 BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+#: YAML 1.1's "value key" (a plain ``=``), which PyYAML resolves but cannot construct
+VALUE_TAG = "tag:yaml.org,2002:value"
 
 
 class KubernetesLoader(BaseLoader):  # type: ignore[misc, valid-type]
@@ -22,6 +25,8 @@ class KubernetesLoader(BaseLoader):  # type: ignore[misc, valid-type]
     is go-yaml v2's YAML 1.1 and then JSON):
 
     - no YAML 1.1 timestamps: ``2024-01-01`` stays a string (go-yaml keeps it one too);
+    - a plain ``=`` is the string it is to go-yaml (PyYAML's safe loader fails on it: a
+      CRD enum of label matchers, ``[=, "!=", =~, "!~"]``, is written so);
     - go-yaml's numbers beside PyYAML's: ``0o17`` is an octal integer, ``1e3`` and ``08``
       floats; base-60 forms (``12:30``) stay strings. Unlike go-yaml, ``y`` and ``n`` stay
       strings (a key ``y:`` becoming ``"true"`` is a known kubectl trap, kubernetes#34146;
@@ -116,7 +121,7 @@ for _tag in ("set", "omap", "pairs", "binary", "timestamp"):
     KubernetesLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _not_json)
 
 KubernetesLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != TIMESTAMP_TAG]
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in (TIMESTAMP_TAG, VALUE_TAG)]
     for first, resolvers in BaseLoader.yaml_implicit_resolvers.items()
 }
 # go-yaml v2's scalars that PyYAML reads as strings; checked after PyYAML's own resolvers
