@@ -34,7 +34,7 @@ from oper8d.engine.progress import Progress
 from oper8d.engine.reconcile import Reconciler, ReconcileResult, ReconcilerOptions
 from oper8d.engine.render import Renderer
 from oper8d.engine.session import RandomSource, SeededRandoms, Session
-from oper8d.errors import ConfigError, ReconcileError
+from oper8d.errors import ConfigError, Problem, ReconcileError
 from oper8d.kinds import DNS_LABEL, is_dns_subdomain
 from oper8d.kubeschema import KubeSchemas
 from oper8d.limits import bounded_work
@@ -97,6 +97,15 @@ class OfflineRun:
     @property
     def last(self) -> ReconcileResult:
         return self.results[-1]
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        """References among the rendered objects that cannot resolve
+        (``engine.references``), from the last pass that rendered every component."""
+        for result in reversed(self.results):
+            if result.warnings is not None:
+                return result.warnings
+        return ()
 
     @property
     def fatal_error(self) -> ReconcileError | None:

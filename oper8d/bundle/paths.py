@@ -1,14 +1,16 @@
 """Typos in conditions over live objects, found when a bundle is compiled.
 
 Readiness ``expr`` rules, component ``readyWhen``, ``enabled`` and ``forEach.items``,
-``dependsOn`` ``when:``, hook checks and status projections read live objects (``obj``,
-``live('<component>.<resource>')``) and the CR (``spec``, ``cr.spec``). Where the kind is
-known here (the resource writes one literal apiVersion and kind; a built-in kind or the
-bundle's own CR), a field path its schema does not have is a problem at the expression, as
-is a name no condition context defines. The same typos met at run time where the kind is
-computed are ConfigErrors (``engine.missing``); a field the schema has but a live object
-lacks yet means "waiting". ``bundle.compile`` calls :func:`path_problems` once per
-controller.
+``dependsOn`` ``when:``, ``leaveToOthers`` ``when:``, hook checks and status projections read
+live objects (``obj``, ``live('<component>.<resource>')``) and the CR (``spec``,
+``cr.spec``). Where the kind is known here (the resource writes one literal apiVersion and
+kind; a built-in kind or the bundle's own CR), a field path its schema does not have is a
+problem at the expression, as is a name no condition context defines. A ``leaveToOthers``
+path is held to the schemas of the kinds its resource renders the same way: a typo there
+would leave nothing to the autoscaler, and oper8d would set the field back each time. The
+same typos met at run time where the kind is computed are ConfigErrors
+(``engine.missing``); a field the schema has but a live object lacks yet means "waiting".
+``bundle.compile`` calls :func:`path_problems` once per controller.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from oper8d.bundle.model import ControllerSpec, ResourceSpec
 from oper8d.bundle.schema_messages import suggest
 from oper8d.bundle.spec_schema import declares
 from oper8d.errors import Problem
+from oper8d.fieldpaths import format_field_path
 from oper8d.kubeschema import KubeSchemas
 from oper8d.template import Expr, ReadingEnvironment
 from oper8d.template.filters import template_filters
@@ -74,7 +77,51 @@ def path_problems(controller: ControllerSpec, schemas: KubeSchemas) -> list[Prob
         for root, path, message in bad:  # the shortest path of each typo
             if not any(r == root and path[: len(p)] == p and p != path for r, p, _ in bad):
                 found.append(Problem(f"{expr.source!r}: {message}", expr.pos))
+    return found + _leave_problems(controller, schemas)
+
+
+def _leave_problems(controller: ControllerSpec, schemas: KubeSchemas) -> list[Problem]:
+    """Each ``leaveToOthers`` path that no kind its resource renders can hold; silent
+    when a kind has no known schema or keeps unknown fields there (nobody can tell)."""
+    found: list[Problem] = []
+    for comp in controller.components:
+        for res in comp.resources:
+            for field in res.leave_to_others:
+                message = _leave_missing(res.kinds, field.path, schemas)
+                if message is not None:
+                    shown = format_field_path(field.path)
+                    found.append(Problem(f"leaveToOthers '{shown}': {message}", field.pos))
     return found
+
+
+def _leave_missing(
+    kinds: tuple[Root, ...], path: tuple[str, ...], schemas: KubeSchemas
+) -> str | None:
+    messages = []
+    for api_version, kind in kinds:
+        known, _names = schemas.has_field(api_version, kind, path)
+        if known is not False:
+            return None
+        what = f"{kind} ({api_version})"
+        listed = _list_in(schemas, api_version, kind, path)
+        if listed is not None:  # left keys step into a list: they never match
+            messages.append(
+                f"{what}: {listed} is a list, and a left field is named by map keys "
+                f"only (leave {listed} whole)"
+            )
+        else:
+            messages.append(_missing((api_version, kind), path, schemas, {}) or "")
+    return "; ".join(messages)
+
+
+def _list_in(schemas: KubeSchemas, api_version: str, kind: str, path: Path) -> str | None:
+    """The list field ``path`` steps into by a key, as the user writes it, if any."""
+    for end in range(1, len(path)):
+        if schemas.has_field(api_version, kind, path[:end])[0] is not True:
+            return None
+        if schemas.has_field(api_version, kind, (*path[:end], 0))[0] is True:
+            return format_field_path(path[:end])
+    return None
 
 
 def _conditions(
@@ -94,6 +141,9 @@ def _conditions(
             for rule in res.ready:
                 if rule.kind == "expr" and rule.expr is not None:
                     yield rule.expr, kind, item
+            for field in res.leave_to_others:
+                if field.when is not None:
+                    yield field.when, None, item
         for rule in comp.ready:
             if rule.expr is not None:
                 yield rule.expr, None, item
@@ -184,16 +234,20 @@ def _chain(node: Any) -> tuple[tuple[str, str], Path] | None:
 def _missing(
     root: Root, path: Path, schemas: KubeSchemas, cr_schema: Mapping[str, Any]
 ) -> str | None:
-    if root == ("", ""):
-        known, names = declares(cr_schema, path)
-        what = "the CR's spec schema"
-    else:
-        known, names = schemas.has_field(root[0], root[1], path)
-        what = f"{root[1]} ({root[0]})"
+    def lookup(prefix: Path) -> tuple[bool | None, tuple[str, ...]]:
+        if root == ("", ""):
+            return declares(cr_schema, prefix)
+        return schemas.has_field(root[0], root[1], prefix)
+
+    known, names = lookup(path)
     if known is not False:
         return None
-    shown = ""
-    for part in path:
-        shown += f"[{part}]" if isinstance(part, int) else (f".{part}" if shown else str(part))
-    hint = suggest(str(path[-1]), names) if names else ""
-    return f"{what} has no field {shown}{hint}"
+    wrong = path[-1]
+    for end in range(1, len(path)):  # the key that went wrong, for the "did you mean"
+        known, found = lookup(path[:end])
+        if known is False:
+            wrong, names = path[end - 1], found
+            break
+    what = "the CR's spec schema" if root == ("", "") else f"{root[1]} ({root[0]})"
+    hint = suggest(str(wrong), names) if names else ""
+    return f"{what} has no field {format_field_path(path)}{hint}"

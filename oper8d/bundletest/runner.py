@@ -76,6 +76,9 @@ class CaseResult:
     notes: tuple[str, ...] = ()
     #: ``--update`` wrote the golden file (it was missing or different)
     golden_updated: bool = False
+    #: references among the case's objects that cannot resolve (``engine.references``):
+    #: shown, never a failure
+    warnings: tuple[Problem, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -169,7 +172,11 @@ class _Context:
             failures=tuple(replace(p, message=redact(p.message)) for p in result.failures),
             diff=redact(result.diff),
             notes=tuple(redact(note) for note in result.notes),
+            warnings=tuple(replace(w, message=redact(w.message)) for w in result.warnings),
         )
+
+    def warnings(self, run: OfflineRun) -> tuple[Problem, ...]:
+        return tuple(self._rebased(w) for w in run.warnings)
 
     def bundle_failures(self, err: BundleError) -> tuple[Problem, ...]:
         n = len(err.problems)
@@ -303,7 +310,11 @@ def _run_render(
     if golden.failure is not None:
         failures.append(golden.failure)
     return CaseResult(
-        case, _in_file_order(failures), diff=golden.diff, golden_updated=golden.updated
+        case,
+        _in_file_order(failures),
+        diff=golden.diff,
+        golden_updated=golden.updated,
+        warnings=context.warnings(run),
     )
 
 
@@ -329,7 +340,7 @@ def _run_rollout(context: _Context, check: RolloutCheck, bundle: Bundle) -> Case
     failures += check_created(check.created, existing, ever)
     failures += check_not_created(check.not_created, ever)
     notes = () if not failures else (_how_it_ended(run),)
-    return CaseResult(case, _in_file_order(failures), notes=notes)
+    return CaseResult(case, _in_file_order(failures), notes=notes, warnings=context.warnings(run))
 
 
 def _in_file_order(failures: list[Problem]) -> tuple[Problem, ...]:

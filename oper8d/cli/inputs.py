@@ -41,6 +41,7 @@ __all__ = [
     "locate",
     "problem_of",
     "report",
+    "warn",
 ]
 
 #: bad bundle, bad CR, failed rollout
@@ -107,6 +108,12 @@ def report(problems: Iterable[Problem], base: Path | None = None) -> int:
         click.secho(format_problem(problem, base), fg="red", err=True)
         count += 1
     return count
+
+
+def warn(problems: Iterable[Problem], base: Path | None = None) -> None:
+    """Print warnings to stderr, one a line, as ``warning: file:line:col: message``."""
+    for problem in problems:
+        click.secho(f"warning: {format_problem(problem, base)}", fg="yellow", err=True)
 
 
 def fail(

@@ -20,11 +20,13 @@ from oper8d import __version__
 from oper8d.cli.inputs import (
     CR_FILE,
     bundle_argument,
+    bundle_dir,
     cr_problems,
     fail,
     load_bundle_or_exit,
     load_cr_or_exit,
     locate,
+    warn,
 )
 from oper8d.cli.process import BOUNDED_COMMANDS, ProcessRun
 from oper8d.cli.schemas import schema_options
@@ -221,6 +223,8 @@ def render(
         fail([dataclasses.replace(problem, message=run.redact(problem.message))], hint=hint)
     deletions = would_delete(b, run)
     incomplete = None if run.stable else why_incomplete(run)
+    # references that cannot resolve: on stderr, never in the stream, never a failure
+    warnings = [dataclasses.replace(w, message=run.redact(w.message)) for w in run.warnings]
     if output_dir:
         try:
             written, masked = write_folder(
@@ -241,6 +245,7 @@ def render(
             )
         if incomplete:
             click.secho(f"warning: not complete: {incomplete}", fg="yellow", err=True)
+        warn(warnings, bundle_dir(bundle))
         return
     text = render_stream(
         list(run.applied.values()),
@@ -250,6 +255,7 @@ def render(
         show_secrets=show_secrets,
     )
     click.echo(text, nl=False)
+    warn(warnings, bundle_dir(bundle))
 
 
 @main.command()

@@ -18,12 +18,14 @@ from oper8d.cli.inputs import (
     CR_FILE,
     EXIT_INVALID,
     bundle_argument,
+    bundle_dir,
     cr_problems,
     fail,
     load_bundle_or_exit,
     load_cr_or_exit,
     locate,
     report,
+    warn,
 )
 from oper8d.cli.schemas import schema_options
 from oper8d.errors import Oper8dError, ReconcileError
@@ -310,6 +312,10 @@ def run(
     except Oper8dError as err:
         fail([str(err)])
     print_summary(outcome, max_reconciles=max_reconciles, seconds=elapsed[0])
+    warn(
+        [dataclasses.replace(w, message=outcome.redact(w.message)) for w in outcome.warnings],
+        bundle_dir(bundle),
+    )
     sys.exit(0 if outcome.ready else EXIT_INVALID)
 
 

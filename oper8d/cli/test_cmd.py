@@ -107,6 +107,7 @@ def _print_result(result: CaseResult, root: Path) -> None:
             golden = getattr(case.check, "golden", None)
             extra = f"  (golden file {golden} updated)"
         click.echo(click.style("PASS", fg="green") + f"  {case.id}{extra}")
+        _print_warnings(result, root)
         return
     click.echo(click.style("FAIL", fg="red", bold=True) + f"  {case.id}")
     for problem in result.failures:
@@ -116,6 +117,14 @@ def _print_result(result: CaseResult, root: Path) -> None:
     for line in result.diff.splitlines():
         color = "green" if line.startswith("+") else "red" if line.startswith("-") else None
         click.echo(_INDENT + click.style(line, fg=color))
+    _print_warnings(result, root)
+
+
+def _print_warnings(result: CaseResult, root: Path) -> None:
+    """Warnings on stderr under their case; they do not fail it."""
+    for warning in result.warnings:
+        text = f"{_INDENT}warning: {format_problem(warning, root)}"
+        click.secho(text, fg="yellow", err=True)
 
 
 def _print_summary(passed: int, failed: int, deselected: int, updated: int) -> None:

@@ -33,11 +33,12 @@ from oper8d.engine.inputs import CrInputs, read_config_maps, resolve_inputs
 from oper8d.engine.kubecheck import KindWarnings
 from oper8d.engine.missing import SchemaSource
 from oper8d.engine.prune import prunable, rendered_keys
+from oper8d.engine.references import Rendered, reference_warnings
 from oper8d.engine.rollout import Progress, Rollout, RolloutResult
 from oper8d.engine.session import RandomSource, SecretRandoms, Session
 from oper8d.engine.teardown import deleting_status, prune, tear_down
 from oper8d.engine.temporary_patches import temporary_patch_refs
-from oper8d.errors import ClusterError, ConfigError, ReconcileError
+from oper8d.errors import ClusterError, ConfigError, Problem, ReconcileError
 from oper8d.kubeschema import KubeSchemas
 from oper8d.logs import Logger, current_reconcile
 from oper8d.objects import Obj
@@ -65,6 +66,9 @@ class ReconcileResult:
     skipped: bool = False
     #: internal name -> the object as applied, in the order the rollout applied them
     applied: dict[str, Obj] = field(default_factory=dict)
+    #: references among the rendered objects that cannot resolve (``engine.references``);
+    #: None when not every component rendered, so the set could not be judged
+    warnings: tuple[Problem, ...] | None = None
 
 
 @dataclass
@@ -318,6 +322,7 @@ class Reconciler:
             error=summary.first_error,
             status_written=wrote or written is not None,
             applied=dict(session.rendered),
+            warnings=_reference_warnings(session, result),
         )
 
     def _project(self, session: Session) -> dict[str, Any]:
@@ -374,3 +379,18 @@ def _gen(cr: Obj) -> int | None:
 
 def _str(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def _reference_warnings(session: Session, result: RolloutResult) -> tuple[Problem, ...] | None:
+    """What the rendered objects refer to and do not hold, once every component rendered
+    (a component still waiting would hold the target)."""
+    if not result.deploy_complete:
+        return None
+    rendered = [
+        Rendered(item.internal, item.obj, item.resource.pos)
+        for component in result.components.values()
+        for item in component.objects.values()
+    ]
+    rendered += [Rendered(name, obj) for name, obj in result.hook_objects.items()]
+    namespace = session.cr["metadata"].get("namespace")
+    return tuple(reference_warnings(rendered, namespace))

@@ -36,7 +36,8 @@ from oper8d.clock import Clock, SystemClock
 from oper8d.cluster.base import ClusterReader
 from oper8d.engine.fingerprint import ChangeTracker
 from oper8d.engine.reconcile import ReconcileResult
-from oper8d.errors import ReconcileError
+from oper8d.engine.references import ReferenceWarnings
+from oper8d.errors import Problem, ReconcileError
 from oper8d.kinds import api_version_problem, group_of
 from oper8d.logs import cr_key, new_reconcile_id, reconcile_context
 from oper8d.objects import OWNER_LABEL, Obj
@@ -111,6 +112,8 @@ class ControllerRuntime:
         self._idle = threading.Condition()
         #: owned-object events of each CR being reconciled, handled when it ends (_wake)
         self._deferred: dict[Hashable, list[tuple[str, Obj]]] = {}
+        #: the reference warnings each CR was told of (engine.references): new ones only
+        self._references = ReferenceWarnings()
         for inf in self.cr_informers:
             inf.add_handler(self._on_cr_event)
         for owned in self.owned_informers:
@@ -128,8 +131,10 @@ class ControllerRuntime:
         if self.changes is not None:  # before the CR is queued: its reconcile must know
             self.changes.observe(event, obj, old)
         if event == "DELETED":
+            uid = str(obj["metadata"].get("uid") or "")
+            self._references.forget(uid)
             if self.changes is not None:
-                self.changes.forget(str(obj["metadata"].get("uid") or ""))
+                self.changes.forget(uid)
             return
         if is_paused(obj):
             return
@@ -269,6 +274,8 @@ class ControllerRuntime:
                 self._waits.pop(key, None)
         if self.events is not None and before is not None and result.status is not None:
             self.events.record_transition(before, before.get("status") or {}, result.status)
+        if before is not None and result.warnings is not None:
+            self._warn(before, result.warnings)
         if result.skipped:  # a resync of an unchanged CR: not worth a line per CR
             log.debug("reconcile of %s/%s skipped: nothing changed", key[0], key[1])  # type: ignore[index]
             return
@@ -294,6 +301,20 @@ class ControllerRuntime:
         n = self._waits.get(key, 0)
         self._waits[key] = n + 1
         return min(after * 2.0 ** min(n, 32), max(after, self.max_wait_requeue))
+
+    def _warn(self, cr: Obj, warnings: Sequence[Problem]) -> None:
+        """Log each reference warning the CR was not told of yet, with a Warning Event:
+        once per CR and warning, so a steady CR costs no request."""
+        for warning in self._references.new(str(cr["metadata"].get("uid") or ""), warnings):
+            log.warning("%s", warning)
+            if self.events is not None:
+                self.events.record(
+                    cr,
+                    type_="Warning",
+                    reason="UnresolvedReference",
+                    note=str(warning),
+                    action="Reconcile",
+                )
 
     def _record_error(self, cr: Obj | None, err: BaseException) -> None:
         if self.events is not None and cr is not None:
