@@ -89,6 +89,18 @@ class ConfigError(FatalError):
     """The CR or its config is invalid, or a template fails to render. Fix the input."""
 
 
+class ObjectError(ConfigError):
+    """A ConfigError about one place in a rendered object: ``path``, its keys and list
+    indices (empty: the object as a whole), lets a text template's error be given the
+    template's line of it."""
+
+    def __init__(
+        self, message: str, *, pos: SourcePos | None = None, path: tuple[str | int, ...] = ()
+    ) -> None:
+        super().__init__(message, pos=pos)
+        self.path = path
+
+
 class ClusterError(FatalError):
     """The cluster refused or failed a request (after retries)."""
 

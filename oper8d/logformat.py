@@ -38,6 +38,8 @@ class ContextFilter(logging.Filter):
 
 
 def _redact_record(record: logging.LogRecord, sensitive: SensitiveValues) -> None:
+    if isinstance(record.args, tuple):  # each argument a whole value: masked even if short
+        record.args = tuple(sensitive.redact(a) if isinstance(a, str) else a for a in record.args)
     try:
         message = record.getMessage()
     except Exception:  # a bad format string: logging would print msg and args raw

@@ -11,8 +11,9 @@ Redaction (the rules are in ``oper8d.redaction``): each reconcile has one set of
 values, :class:`SensitiveValues`. Values are registered where they enter the reconcile: the
 rollout marks every Secret it renders (:func:`mark_secret`), the session marks
 ``random_string()`` values and the Secrets ``lookup()``/``live()`` return, and anything else
-held sensitive goes through :func:`mark_sensitive`. The filter masks them, as whole values,
-in each message and traceback; Event notes and CR status messages go through
+held sensitive goes through :func:`mark_sensitive`. The filter masks them (``oper8d.redaction``'s
+rule: whole values, and inside text the values that look secret) in each log argument,
+message and traceback; Event notes and CR status messages go through
 :func:`redact`. The set lives as long as the reconcile.
 
 The context is kept in ``contextvars``: each thread starts empty, so work handed to a thread

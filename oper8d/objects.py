@@ -13,6 +13,7 @@ from typing import Any
 __all__ = [
     "MANAGED_BY_LABEL",
     "OWNER_LABEL",
+    "Deletion",
     "Obj",
     "ObjView",
     "json_key_text",
@@ -24,6 +25,9 @@ __all__ = [
 Obj = dict[str, Any]
 #: an object that is only read
 ObjView = Mapping[str, Any]
+#: what ``oper8d render`` says a disabled component would remove: (component, object), or
+#: (component, description) when the object's identity cannot be known offline
+Deletion = tuple[str, Obj | str]
 
 #: on every object oper8d deploys: the uid of the CR it was deployed for; the runtime's
 #: informers of owned kinds select on it

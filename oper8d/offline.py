@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from oper8d.bundle.model import Bundle, ControllerSpec
+from oper8d.bundle.model import Bundle, ComponentSpec, ControllerSpec
 from oper8d.clock import FakeClock
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.cluster.memory.simulate import DefaultSimulator, Simulator
@@ -39,7 +39,7 @@ from oper8d.kinds import DNS_LABEL, is_dns_subdomain
 from oper8d.kubeschema import KubeSchemas
 from oper8d.limits import bounded_work
 from oper8d.logs import SensitiveValues, cr_key, reconcile_context
-from oper8d.objects import Obj
+from oper8d.objects import Deletion, Obj
 
 __all__ = [
     "EPOCH",
@@ -267,11 +267,17 @@ def _reconcile_offline(
     )
 
 
-def would_delete(bundle: Bundle, run: OfflineRun) -> list[tuple[str, Obj]]:
+def would_delete(bundle: Bundle, run: OfflineRun) -> list[Deletion]:
     """Objects of disabled components, rendered as if enabled: what a cluster that ran an
     earlier CR with them enabled would lose. Returns (component, object) pairs in component
-    order. Components that cannot be rendered while disabled (their templates need values
-    that exist only when enabled) are skipped."""
+    order; every disabled component is listed.
+
+    ``live()`` sees what it saw in the run's last pass (the run's objects in the in-memory
+    cluster). An object that does not exist there (one of another disabled component)
+    reads as :data:`_ABSENT` when ``none`` fails the template, so names that do not depend
+    on it are still known. A component whose names do depend on it, or that does not
+    render at all, gives one (component, "all <kind> objects ...") pair per kind it
+    declares: nothing is left out."""
     if not run.results or run.last.rollout is None:
         return []
     disabled = [n for n, c in run.last.rollout.components.items() if c.disabled]
@@ -282,29 +288,116 @@ def would_delete(bundle: Bundle, run: OfflineRun) -> list[tuple[str, Obj]]:
     # engine.session), over the cluster the run left behind
     inputs = resolve_inputs(controller, run.cr, read_config_maps(run.cluster, run.cr))
     meta = run.cr["metadata"]
-    session = Session(
-        bundle=bundle,
-        controller=controller,
-        cr=run.cr,
-        config=inputs.config,
-        cluster=run.cluster,
-        randoms=SeededRandoms(f"{meta.get('namespace')}/{meta['name']}"),
-        spec=inputs.spec,
-    )
+    sessions = [
+        session_type(
+            bundle=bundle,
+            controller=controller,
+            cr=run.cr,
+            config=inputs.config,
+            cluster=run.cluster,
+            randoms=SeededRandoms(f"{meta.get('namespace')}/{meta['name']}"),
+            spec=inputs.spec,
+            rendered=dict(run.applied),  # what live() read in the run
+        )
+        for session_type in (Session, _AbsentReadsSession)
+    ]
     deployer = DeployManager(run.cluster, run.cr, field_manager="oper8d")
-    renderer = Renderer(session)
-    out: list[tuple[str, Obj]] = []
+    renderers = [Renderer(session) for session in sessions]
+    out: list[Deletion] = []
     for name in (c.name for c in controller.components if c.name in disabled):
         enabled_copy = dataclasses.replace(controller.component(name), enabled=None)
-        try:
-            rendered = renderer.render_component(enabled_copy)
-        except ReconcileError:
-            continue
-        out.extend(
-            (name, deployer.prepare(item.obj, internal, name))
-            for internal, item in rendered.objects.items()
-        )
+        for internal, what in _render_disabled(renderers, enabled_copy):
+            out.append(
+                (name, what if isinstance(what, str) else deployer.prepare(what, internal, name))
+            )
     return out
+
+
+def _render_disabled(
+    renderers: list[Renderer], component: ComponentSpec
+) -> list[tuple[str, Obj | str]]:
+    """(internal name, object) of each object of ``component`` from the first renderer
+    that renders it; (internal name, "all <kind> objects ...") for an object whose name
+    depends on an absent object; one such line per declared kind when none renders it."""
+    why = ""
+    for renderer in renderers:
+        try:
+            objects = renderer.render_component(component).objects
+        except ReconcileError as err:
+            why = why or f"it does not render offline: {err.message}"
+            continue
+        unknown = "the name of {} depends on a live() object that does not exist offline"
+        return [
+            (internal, item.obj)
+            if not _depends_on_absent(item.obj)
+            else (
+                internal,
+                _all_of(item.obj["apiVersion"], item.obj["kind"], unknown.format(internal)),
+            )
+            for internal, item in objects.items()
+        ]
+    kinds = dict.fromkeys(k for res in component.resources for k in res.kinds)
+    if not kinds:
+        return [("", f"all objects of the component ({why})")]
+    return [("", _all_of(api_version, kind, why)) for api_version, kind in kinds]
+
+
+def _known(internal: str, obj: Obj) -> Obj | str:
+    """``obj``, or what can be said of it when its name needs an absent object."""
+    if not _depends_on_absent(obj):
+        return obj
+    why = f"the name of {internal} depends on a live() object that does not exist offline"
+    return _all_of(obj["apiVersion"], obj["kind"], why)
+
+
+def _all_of(api_version: str, kind: str, why: str) -> str:
+    return f"all {api_version} {kind} objects of the component ({why})"
+
+
+class _Absent(str):
+    """What ``live()`` gives in place of an object that does not exist offline, when
+    ``none`` would fail the template: every field of it is absent too, it is false and
+    empty, and printed it is ``<absent>``, which no Kubernetes name can hold."""
+
+    __slots__ = ()
+
+    def __getattr__(self, _name: str) -> _Absent:
+        return self
+
+    def __getitem__(self, _key: Any) -> _Absent:
+        return self
+
+    def __call__(self, *_args: Any, **_kwargs: Any) -> _Absent:
+        return self
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __bool__(self) -> bool:
+        return False
+
+
+#: the absent object (``_Absent``)
+_ABSENT = _Absent("<absent>")
+
+
+def _depends_on_absent(obj: Obj) -> bool:
+    meta = obj.get("metadata") or {}
+    return any(
+        isinstance(meta.get(key), str) and _ABSENT in meta[key] for key in ("name", "namespace")
+    )
+
+
+@dataclass
+class _AbsentReadsSession(Session):
+    """A session whose ``live()`` gives :data:`_ABSENT` for an object that does not exist."""
+
+    def live(self, ref: str) -> Obj | None:
+        obj = super().live(ref)
+        return obj if obj is not None else cast(Obj, _ABSENT)
 
 
 def _stable(status: Mapping[str, Any]) -> bool:

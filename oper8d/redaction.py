@@ -1,16 +1,21 @@
-"""What is secret and how it is masked: by structure in objects, by whole value in text.
+"""What is secret and how it is masked: by structure in objects, by value in text.
 
 Two rules, used by the logs (``oper8d.logs``), Event notes, CR status, ``render``, the dry
 run and ``diff``:
 
 1. **By structure.** Every value of a core ``Secret``'s ``data`` and ``stringData`` is shown
    as ``***`` wherever an object is printed (:func:`mask_secret`), whatever its length.
-2. **By whole value.** Values that come from Secrets (a rendered Secret's values, a
+2. **By value.** Values that come from Secrets (a rendered Secret's values, a
    ``random_string()``, a Secret read with ``lookup()``/``live()``) are registered in a
-   :class:`SensitiveValues` where they enter a reconcile, and masked in free text (log
-   lines, Event notes, condition messages, errors, projected status fields) where they stand
-   as a *whole token*: not inside a longer name. A value ``notes`` masks ``login notes
-   failed`` and ``'notes'``, never ``Secret default/notes-db-credentials``.
+   :class:`SensitiveValues` where they enter a reconcile, and masked in text (log lines,
+   Event notes, condition messages, errors, projected status fields, the strings of
+   rendered objects): always where the text *is* the value, or holds it quoted (``'shop'``);
+   inside longer text only when the value looks like a secret (:func:`looks_secret`), and
+   there only as a *whole token*, not inside a longer name. A value ``s3cret-pw`` masks
+   ``postgres://app:s3cret-pw@db``, never ``Secret default/s3cret-pw-db``; a value ``shop``
+   masks a field ``shop`` and ``user 'shop' unknown``, never ``image: shop/api:1``: a short
+   or plain value inside other text is an ordinary word, and masking it there would mangle
+   every image path, host and sentence that has the word (docs/security.md).
 
 Not masked in text, because masking would blank out ordinary words and numbers all over a
 line and, by doing so, tell the reader the value: values shorter than
@@ -30,11 +35,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
+    "MIN_EMBEDDED_LENGTH",
+    "MIN_EMBEDDED_PLAIN_LENGTH",
     "MIN_SENSITIVE_DIGITS",
     "MIN_SENSITIVE_LENGTH",
     "REDACTED",
     "SensitiveValues",
     "is_secret",
+    "looks_secret",
     "mask_secret",
     "redact_strings",
     "secret_values",
@@ -44,6 +52,11 @@ REDACTED = "***"
 #: shorter values are not masked in text. Being longer than ``REDACTED`` also guarantees
 #: that every replacement shortens the text, so masking until nothing matches terminates.
 MIN_SENSITIVE_LENGTH = 4
+#: a value of two kinds of characters (``looks_secret``) from this length on is masked
+#: inside longer text too, at token boundaries
+MIN_EMBEDDED_LENGTH = 8
+#: ... and a value of one kind (a word, a number) from this length on
+MIN_EMBEDDED_PLAIN_LENGTH = 16
 #: numbers with fewer digits (ports, counts, replicas) are not masked in text
 MIN_SENSITIVE_DIGITS = 6
 #: flag values a Secret may hold: they carry a bit at most and are words of every message
@@ -122,7 +135,8 @@ class SensitiveValues:
     def __init__(self, public: Iterable[str] = ()) -> None:
         self._public = frozenset(p for p in public if p)
         self._values: set[str] = set()
-        self._pattern: re.Pattern[str] | None = None
+        #: (masked inside text: values that look like secrets, masked quoted: all values)
+        self._patterns: tuple[re.Pattern[str] | None, re.Pattern[str]] | None = None
         self._lock = threading.Lock()
 
     def __bool__(self) -> bool:
@@ -145,16 +159,21 @@ class SensitiveValues:
             new = {f for f in forms if _maskable(f) and f not in self._public} - self._values
             if new:
                 self._values |= new
-                self._pattern = None  # compiled again on the next redact
+                self._patterns = None  # compiled again on the next redact
 
     def redact(self, text: str) -> str:
-        """``text`` with every whole-token occurrence of a sensitive value, and every overlap
-        of them, replaced by ``***``."""
-        pattern = self._compiled()
-        if pattern is None:
+        """``text`` as shown: ``***`` when it is a sensitive value as a whole; else with
+        each quoted sensitive value (``'shop'``), each whole-token occurrence of a value that
+        looks like a secret (:func:`looks_secret`), and every overlap of them, replaced by
+        ``***``."""
+        patterns = self._compiled()
+        if patterns is None:
             return text
         while True:
-            spans = _merged_spans(pattern, text)
+            with self._lock:
+                if text in self._values:
+                    return REDACTED
+            spans = _merged_spans(patterns, text)
             if not spans:
                 return text
             out, last = [], 0
@@ -163,18 +182,43 @@ class SensitiveValues:
                 last = end
             text = "".join([*out, text[last:]])
 
-    def _compiled(self) -> re.Pattern[str] | None:
+    def _compiled(self) -> tuple[re.Pattern[str] | None, re.Pattern[str]] | None:
         with self._lock:
-            if self._pattern is None and self._values:
+            if self._patterns is None and self._values:
                 # longest first: at each position the alternation reports the longest value
-                # that is a whole token there; inside a lookahead so that overlapping
-                # occurrences are all found
+                # that matches there; inside a lookahead so that overlapping occurrences are
+                # all found
                 alternatives = sorted(self._values, key=lambda v: (-len(v), v))
-                self._pattern = re.compile(
-                    f"(?={_BEFORE}(" + "|".join(map(re.escape, alternatives)) + f"){_AFTER})",
-                    re.DOTALL,
+                inside = [v for v in alternatives if looks_secret(v)]
+                self._patterns = (
+                    re.compile(
+                        f"(?={_BEFORE}(" + "|".join(map(re.escape, inside)) + f"){_AFTER})",
+                        re.DOTALL,
+                    )
+                    if inside
+                    else None,
+                    re.compile(
+                        "(?<=([\"']))(?=(" + "|".join(map(re.escape, alternatives)) + ")\\1)",
+                        re.DOTALL,
+                    ),
                 )
-            return self._pattern
+            return self._patterns
+
+
+def looks_secret(value: str) -> bool:
+    """``value`` is masked inside longer text, not only as a whole value: it is at least
+    :data:`MIN_EMBEDDED_LENGTH` characters of at least two kinds (lower-case, upper-case,
+    digits, others: ``s3cret-pw``, ``Hunter22``), or :data:`MIN_EMBEDDED_PLAIN_LENGTH` of
+    one. A shorter or plainer value is a word or a number that ordinary text holds too
+    (``shop``, ``postgres``, ``123456``): masked inside text, it would mangle image paths,
+    hosts and sentences."""
+    if len(value) < MIN_EMBEDDED_LENGTH:
+        return False
+    kinds = {
+        "lower" if c.islower() else "upper" if c.isupper() else "digit" if c.isdigit() else "other"
+        for c in value
+    }
+    return len(kinds) >= 2 or len(value) >= MIN_EMBEDDED_PLAIN_LENGTH
 
 
 def _maskable(value: str) -> bool:
@@ -183,10 +227,16 @@ def _maskable(value: str) -> bool:
     return not (value.isdecimal() and len(value) < MIN_SENSITIVE_DIGITS)
 
 
-def _merged_spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+def _merged_spans(
+    patterns: tuple[re.Pattern[str] | None, re.Pattern[str]], text: str
+) -> list[tuple[int, int]]:
+    inside, quoted = patterns
+    found = [m.span(2) for m in quoted.finditer(text)]
+    if inside is not None:
+        found += [m.span(1) for m in inside.finditer(text)]
+    found.sort()
     spans: list[tuple[int, int]] = []
-    for match in pattern.finditer(text):
-        start, end = match.span(1)
+    for start, end in found:
         if spans and start <= spans[-1][1]:
             spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
         else:

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from oper8d import yamlio
-from oper8d.objects import Obj
+from oper8d.objects import Deletion, Obj
 from oper8d.redaction import SensitiveValues, is_secret, mask_secret, redact_strings
 
 __all__ = ["MASKED_HINT", "mask_objects", "object_ref", "render_stream", "write_folder"]
@@ -67,16 +67,17 @@ def _masked_lines(refs: Sequence[str]) -> list[str]:
     return [f"masked: {ref} ({MASKED_HINT})" for ref in refs]
 
 
-def _deletion_lines(deletions: Sequence[tuple[str, Obj]]) -> list[str]:
+def _deletion_lines(deletions: Sequence[Deletion]) -> list[str]:
     return [
-        f"would delete (component '{component}' is disabled): {object_ref(obj)}"
-        for component, obj in deletions
+        f"would delete (component '{component}' is disabled): "
+        + (what if isinstance(what, str) else object_ref(what))
+        for component, what in deletions
     ]
 
 
 def render_stream(
     objects: Sequence[Obj],
-    deletions: Sequence[tuple[str, Obj]],
+    deletions: Sequence[Deletion],
     incomplete: str | None,
     *,
     sensitive: SensitiveValues | None = None,
@@ -105,7 +106,7 @@ def _file_name(internal: str) -> str:
 def write_folder(
     out: Path,
     objects: Sequence[tuple[str, Obj]],
-    deletions: Sequence[tuple[str, Obj]],
+    deletions: Sequence[Deletion],
     *,
     sensitive: SensitiveValues | None = None,
     show_secrets: bool = False,

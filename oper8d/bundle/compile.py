@@ -104,6 +104,8 @@ class _Compiler(ComponentsCompiler):
         self.problems: list[Problem] = []
         # lookup() and random_string() calls of the controller being compiled
         self._calls = CallFinder()
+        # its components in included files that failed (``ComponentsCompiler``)
+        self._unloaded: set[str] | None = set()
 
     # -- entry ---------------------------------------------------------------------------
     def compile(self) -> Bundle:
@@ -206,6 +208,7 @@ class _Compiler(ComponentsCompiler):
     def _controller(self, node: _Node) -> ControllerSpec | None:
         before = len(self.problems)
         self._calls = CallFinder()
+        self._unloaded = set()
         # identities written literally by this controller's resources: (group, kind,
         # namespace or None for the CR's, name) -> (component.resource, position)
         self._literal_ids: dict[tuple[str, str, str | None, str], tuple[str, SourcePos]] = {}
@@ -256,6 +259,7 @@ class _Compiler(ComponentsCompiler):
             status_fields,
             expr=self._expr,
             problem=self._problem,
+            unloaded=self._unloaded,
         )
         if len(self.problems) > before:
             return None

@@ -13,6 +13,7 @@ through the compiler's problem list.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from oper8d.bundle.literals import (
@@ -39,6 +40,12 @@ if TYPE_CHECKING:
 
 __all__ = ["ComponentsCompiler"]
 
+#: a component's name in a file that does not parse: ``name: db`` or ``- name: db`` at the
+#: top level
+_TOP_NAME = re.compile(
+    r"""^(?:- )?name:[ \t]*["']?([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)["']?[ \t]*$""", re.M
+)
+
 
 class ComponentsCompiler(PartsCompiler):
     """Components and their resources; the compiler provides what is declared here."""
@@ -51,6 +58,8 @@ class ComponentsCompiler(PartsCompiler):
         problems: list[Problem]
         _calls: CallFinder
         _literal_ids: dict[tuple[str, str, str | None, str], tuple[str, SourcePos]]
+        #: components of included files that failed (None: of a file whose are not known)
+        _unloaded: set[str] | None
 
         def _checked(self, doc: Document, schema: str, path: PathKey) -> list[Problem]: ...
         def _check_unique(
@@ -72,13 +81,35 @@ class ComponentsCompiler(PartsCompiler):
             )
         except BundleError as err:
             self.problems.extend(err.problems)
+            self._note_unparsed(include)
             return []
         problems = self._checked(doc, "component", ())
         if problems:
             self.problems.extend(problems)
+            self._note_unloaded(doc.data)
             return []
         top = _Node(doc, (), doc.data)
         return list(top.items()) if isinstance(doc.data, list) else [top]
+
+    def _note_unparsed(self, include: _Node) -> None:
+        """Remember the names an included file that does not parse gives its components
+        (``name:`` lines at its top level); nothing when it cannot be read at all."""
+        try:
+            text = read_bundle_text(self.root, include.value, pos=include.pos, files=self.files)
+        except BundleError:
+            return  # not found or unreadable: its problem names no component
+        if self._unloaded is not None:
+            self._unloaded.update(_TOP_NAME.findall(text))
+
+    def _note_unloaded(self, data: object) -> None:
+        """Remember the names of the components in an included file that failed its
+        check: references to them are consequences of its problems, not problems."""
+        entries = data if isinstance(data, list) else [data]
+        names = [e.get("name") if isinstance(e, dict) else None for e in entries]
+        if self._unloaded is None or not all(isinstance(n, str) for n in names):
+            self._unloaded = None
+        else:
+            self._unloaded.update(n for n in names if isinstance(n, str))
 
     def _component(self, node: _Node) -> ComponentSpec | None:
         name = node.get("name")

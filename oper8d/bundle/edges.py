@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 
 from oper8d.bundle.model import ComponentSpec, Edge, HookSpec
 from oper8d.bundle.nodes import _Node
@@ -35,16 +35,20 @@ def infer_edges(
     *,
     expr: Callable[[_Node], Expr | None],
     problem: ReportProblem,
+    unloaded: Collection[str] | None = (),
 ) -> list[Edge]:
     """The controller's dependency edges: ``dependsOn`` (with their ``when`` conditions)
     and those inferred from ``live()`` calls made while rendering; every reference checked
     and a cycle reported with the position of each of its edges (through ``problem``).
-    ``component_nodes``: every component entry as written, included files' too."""
+    ``component_nodes``: every component entry as written, included files' too;
+    ``unloaded``: the components of included files that failed to load or check (None: a
+    file whose components are not known failed)."""
     by_name = {c.name: c for c in components}
     # components written but not compiled (their own problems are reported): a reference to
     # one is no second problem ("unknown component" listed before its cause)
     written = (node.get("name") for node in component_nodes)
-    failed = {name for name in written if isinstance(name, str)} - by_name.keys()
+    failed: set[str] = _Everything() if unloaded is None else set(unloaded)
+    failed.update({name for name in written if isinstance(name, str)} - by_name.keys())
     edges: dict[tuple[str, str], Edge] = {}
     comp_nodes = {c.name: c.pos for c in components}
     for comp_node in component_nodes:
@@ -88,6 +92,13 @@ def infer_edges(
         )
         problem(f"dependency cycle: {' -> '.join(cycle)} ({where})", first.pos)
     return sorted(edges.values(), key=lambda e: (e.downstream, e.upstream))
+
+
+class _Everything(set[str]):
+    """Every name: the components an unreadable included file held may be any."""
+
+    def __contains__(self, _name: object) -> bool:
+        return True
 
 
 def _referenced_component(

@@ -123,14 +123,20 @@ def _only_requires(branch: Any) -> bool:
 
 def suggest(word: str, candidates: Iterable[str]) -> str:
     """`` (did you mean 'name'?)`` when a candidate is close to ``word``, else ``""``."""
+    close = closest(word, candidates)
+    return f" (did you mean {close!r}?)" if close is not None else ""
+
+
+def closest(word: str, candidates: Iterable[str]) -> str | None:
+    """The candidate ``word`` misspells, if one is close to it."""
     options = list(candidates)
     folded = {c.lower(): c for c in options}
-    close = [folded[word.lower()]] if word.lower() in folded else []
-    if not close:
-        import difflib  # (only for a problem: not loaded by a valid bundle)
+    if word.lower() in folded:
+        return folded[word.lower()]
+    import difflib  # (only for a problem: not loaded by a valid bundle)
 
-        close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def _quote_hint(instance: Any, types: Any) -> str:

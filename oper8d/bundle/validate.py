@@ -25,6 +25,7 @@ from oper8d.bundle.loader import Document
 from oper8d.bundle.schema_keywords import KEYWORDS, KUBERNETES_EXTENSIONS, unknown_keywords
 from oper8d.bundle.schema_messages import (
     alternatives,
+    closest,
     either,
     error_parts,
     fmt,
@@ -206,6 +207,13 @@ def _default_problems(
 def _problems(errors: Any, doc: Document, base: Path) -> list[Problem]:
     found: dict[tuple[SourcePos, str], Problem] = {}
     typed: set[Path] = set()
+    # (position of a mapping, a key it lacks that one of its unknown keys misspells)
+    misspelt: set[tuple[SourcePos, str]] = set()
+    errors = list(errors)
+    for error in errors:
+        path = (*base, *error.absolute_path)
+        if error.validator in ("additionalProperties", "unevaluatedProperties"):
+            misspelt.update((doc.pos(path), meant) for meant in _misspelt(error))
     for error in errors:
         path = (*base, *error.absolute_path)
         if error.validator == "type":
@@ -213,9 +221,26 @@ def _problems(errors: Any, doc: Document, base: Path) -> list[Problem]:
             if path in typed:
                 continue
             typed.add(path)
+        lacks = error.validator in ("required", "oneOf", "anyOf", "minProperties")
         for problem in _explain(error, doc, path):
+            if lacks and any(
+                problem.pos == pos and f"{key!r}" in problem.message for pos, key in misspelt
+            ):
+                continue  # the unknown key's "did you mean" is the one problem
             found.setdefault((problem.pos or SourcePos(doc.file), problem.message), problem)
     return [found[key] for key in sorted(found)]
+
+
+def _misspelt(error: ValidationError) -> list[str]:
+    """The keys the mapping of ``error`` (unknown keys) lacks that its unknown keys
+    misspell: ``resources`` for ``resourcs``."""
+    _keyword, _value, instance, schema = error_parts(error)
+    if not isinstance(instance, dict):
+        return []
+    properties = schema.get("properties", {})
+    lacking = [k for k in properties if k not in instance]
+    meant = (closest(str(key), lacking) for key in instance if key not in properties)
+    return [key for key in meant if key is not None]
 
 
 def _explain(error: ValidationError, doc: Document, path: Path) -> list[Problem]:

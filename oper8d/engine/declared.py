@@ -22,10 +22,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from oper8d.bundle.model import ResourceSpec
-from oper8d.errors import ConfigError
+from oper8d.errors import ConfigError, ObjectError
 from oper8d.kinds import api_version_problem, is_cluster_scoped
 
 __all__ = ["check_declared", "check_identity", "check_shape"]
+
+#: the keys of an object's top level that check_shape needs
+_TOP_KEYS = ("apiVersion", "kind", "metadata")
 
 
 def check_declared(
@@ -111,11 +114,35 @@ def check_shape(obj: Any, res: ResourceSpec, internal: str) -> None:
             wrong.append(problem)
     if missing:
         wrong.insert(0, f"it has no {', '.join(missing)}")
+    path: tuple[str | int, ...] = ("metadata",) if isinstance(meta, dict) else ()
+    # a misspelt top-level key is why a field is missing: name it
+    absent = [k for k in _TOP_KEYS if k not in obj]
+    for key in obj:
+        meant = _meant(key, absent)
+        if meant is not None:
+            wrong.append(f"unknown key {key!r} (did you mean {meant!r}?)")
+            path = (key,)
+            break
     if wrong:
-        raise ConfigError(
+        raise ObjectError(
             f"{where} renders an object that Kubernetes cannot take: {'; '.join(wrong)}",
             pos=res.pos,
+            path=path,
         )
+
+
+def _meant(key: Any, absent: list[str]) -> str | None:
+    """The key of ``absent`` that ``key`` misspells (``metdata``, ``Kind``), if any: close
+    enough that ``data`` is not taken for ``metadata``."""
+    if not isinstance(key, str) or not absent:
+        return None
+    for name in absent:
+        if name.lower() == key.lower():
+            return name
+    import difflib  # (only for a problem)
+
+    close = difflib.get_close_matches(key, absent, n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 def check_identity(

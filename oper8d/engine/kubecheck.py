@@ -19,7 +19,7 @@ import threading
 from typing import Any
 
 from oper8d.bundle.model import ResourceSpec
-from oper8d.errors import ConfigError
+from oper8d.errors import ObjectError
 from oper8d.kinds import ref_of
 from oper8d.kubeschema import KubeSchemas
 from oper8d.logs import Logger
@@ -66,8 +66,9 @@ def check_schema(
     shown = [f"{f.path}: {f.message}" if f.path else f.message for f in result.errors]
     more = len(shown) - _MAX_FINDINGS
     listed = "; ".join(shown[:_MAX_FINDINGS]) + (f"; and {more} more" if more > 0 else "")
-    raise ConfigError(
+    raise ObjectError(
         f"resource '{internal}' renders {ref_of(coerced)}, which the API server would refuse: "
         f"{listed}",
         pos=res.pos,
+        path=result.errors[0].segments,
     )

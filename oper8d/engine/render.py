@@ -28,7 +28,7 @@ from oper8d.engine.patch import (
     json_patch,
 )
 from oper8d.engine.session import Session, generated_secret_name
-from oper8d.errors import ConfigError, ReconcileError, RolloutError
+from oper8d.errors import ConfigError, ObjectError, ReconcileError, RolloutError
 from oper8d.kinds import group_of
 from oper8d.limits import LimitExceeded
 from oper8d.logs import mark_secret
@@ -54,6 +54,8 @@ class RenderedObject:
     internal: str
     obj: Obj
     resource: ResourceSpec
+    #: which document of a text template it is (of the non-empty ones)
+    document: int = 0
 
 
 @dataclass
@@ -70,7 +72,10 @@ def render_resource(res: ResourceSpec, instance: str, ctx: dict[str, Any]) -> li
     ``hook-<name>``) in context ``ctx``: the one place objects come out of templates, for
     components and hooks alike. Each is checked to be a named Kubernetes object and marked
     for redaction before anything can log it; no patch has touched it yet."""
-    return [RenderedObject(internal, obj, res) for internal, obj in _render(res, instance, ctx)]
+    return [
+        RenderedObject(internal, obj, res, index)
+        for index, (internal, obj) in enumerate(_render(res, instance, ctx))
+    ]
 
 
 def _render(res: ResourceSpec, instance: str, ctx: dict[str, Any]) -> list[tuple[str, Obj]]:
@@ -81,8 +86,11 @@ def _render(res: ResourceSpec, instance: str, ctx: dict[str, Any]) -> list[tuple
         return [(f"{instance}.{res.name}", obj)]
     assert res.template is not None
     docs = res.template.render(ctx)
-    for doc in docs:
-        check_shape(doc, res, f"{instance}.{res.name}")
+    for index, doc in enumerate(docs):
+        try:
+            check_shape(doc, res, f"{instance}.{res.name}")
+        except ObjectError as err:
+            raise at_template_line(err, res, ctx, index) from None
         mark_secret(doc)
     if len(docs) == 1:
         return [(f"{instance}.{res.name}", docs[0])]
@@ -124,8 +132,10 @@ class Renderer:
         instances = self._instances(comp, base)
         for instance, ctx in instances:
             for res in comp.resources:
+                document = 0  # (the error of a text template's document: at its line)
                 try:
                     for item in render_resource(res, instance, ctx):
+                        document = item.document
                         obj = self._patch(comp, item, ctx, matched)
                         mark_secret(obj)  # a patch may have added values
                         # after patches: neither a template nor a patch may leave the
@@ -140,6 +150,8 @@ class Renderer:
                         )
                         obj = checked_against_schema(self.session, obj, res, item.internal)
                         result.objects[item.internal] = RenderedObject(item.internal, obj, res)
+                except ObjectError as err:
+                    raise at_template_line(err, res, ctx, document) from None
                 except ReconcileError:
                     raise
                 except Exception as err:  # a bug: say where, so it can be reported and fixed
@@ -269,6 +281,16 @@ def checked_against_schema(session: Session, obj: Obj, res: ResourceSpec, intern
     if session.schemas is None:
         return obj
     return check_schema(obj, res, internal, session.schemas, session.kind_warnings)
+
+
+def at_template_line(
+    err: ObjectError, res: ResourceSpec, ctx: dict[str, Any], document: int
+) -> ConfigError:
+    """``err`` at the text template's line of the place it is about; an inline object's
+    error stays at the resource."""
+    if res.template is None:
+        return err
+    return ConfigError(err.message, pos=res.template.locate(ctx, document, err.path))
 
 
 class OwnComponentRead(MissingRequiredValue):

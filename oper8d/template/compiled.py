@@ -12,7 +12,7 @@ text, a string of an inline object, or the value of an expression (its strings c
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,8 +21,14 @@ from jinja2.runtime import Context
 
 from oper8d.errors import ConfigError, SourcePos
 from oper8d.limits import LimitExceeded, Limits
-from oper8d.template.documents import DEFAULT_CACHE_SIZE, DocumentCache, check_documents
+from oper8d.template.documents import (
+    DEFAULT_CACHE_SIZE,
+    DocumentCache,
+    check_documents,
+    key_line,
+)
 from oper8d.template.failures import passes_through, render_failure, template_line
+from oper8d.template.linemap import render_with_lines
 from oper8d.template.slots import SLOTS_VAR, Slots
 from oper8d.template.values import copy_result
 
@@ -153,6 +159,7 @@ class TextTemplate:
         self._nonce = nonce
         self.references = references
         self._template = template
+        self._source = source
         self._lines = source.splitlines()
         self._documents = DocumentCache(file, cache_size, scalar_tags)
 
@@ -173,19 +180,54 @@ class TextTemplate:
         text, slots = self.render_tokens(context)
         text = slots.splice_lines(text)
         template = self._template
+        origin = self.origin(context)
         limits = getattr(template.environment, "limits", None)
         if limits is None:
-            return self._documents.parse(text, slots)
+            return self._documents.parse(text, slots, origin)
         try:
             written = len(text) + check_rendered_size(template, slots.values, start=len(text))
-            documents = self._documents.parse(text, slots)
+            documents = self._documents.parse(text, slots, origin)
             check_documents(documents, limits, written=written)
         except (LimitExceeded, TypeError) as exc:  # TypeError: a printed value is not data
-            raise ConfigError(
-                f"{exc} (in the rendered text; run `oper8d render` to see it)",
-                pos=SourcePos(self.file),
-            ) from None
+            raise ConfigError(f"{exc} (in the rendered text)", pos=SourcePos(self.file)) from None
         return documents
+
+    def locate(
+        self, context: Mapping[str, Any], document: int, path: Sequence[str | int]
+    ) -> SourcePos:
+        """Where document ``document`` (0-based, of the non-empty ones) of what ``context``
+        renders has the key at ``path`` (or the deepest of its parents that it has): the
+        template's file and line, for an error about a rendered object."""
+        text, slots = self.render_tokens(context)
+        try:
+            line = key_line(slots.splice_lines(text), slots, document, path)
+        except Exception:  # it parsed a moment ago: at worst, no line
+            line = None
+        return SourcePos(self.file, self.origin(context)(line) if line is not None else 0)
+
+    def origin(self, context: Mapping[str, Any]) -> Callable[[int], int]:
+        """The template line (1-based) of a line (0-based) of what ``context`` renders:
+        rendered again, once, when first asked (``linemap``; only errors ask)."""
+        lines: list[int] = []
+
+        def line_of(rendered: int) -> int:
+            if not lines:
+                lines.extend(self._rendered_lines(context))
+            return lines[min(max(rendered, 0), len(lines) - 1)]
+
+        return line_of
+
+    def _rendered_lines(self, context: Mapping[str, Any]) -> list[int]:
+        template = self._template
+        slots = Slots(self._nonce, _rendered_limit(template))
+        try:
+            with _budget(template):
+                chunks = template.root_render_func(
+                    template.new_context({**context, SLOTS_VAR: slots})
+                )
+                return render_with_lines(template, chunks, self._source)[1]
+        except Exception:  # it rendered a moment ago: at worst, no line
+            return [0]
 
     def render_tokens(self, context: Mapping[str, Any]) -> tuple[str, Slots]:
         """The rendered text with a token where each value was printed, and the values."""

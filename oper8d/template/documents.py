@@ -16,6 +16,7 @@ import marshal
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import yaml
@@ -32,6 +33,9 @@ _SECRET_KIND = re.compile(r"^kind:[ \t]*[\"']?Secret[\"']?[ \t]*(#.*)?$", re.MUL
 
 #: rendered texts remembered per text template (one per CR that renders it differently)
 DEFAULT_CACHE_SIZE = 128
+
+#: the template line (1-based) a line of the rendered text (0-based) came from
+Origin = Callable[[int], int]
 
 
 def check_documents(documents: list[dict[str, Any]], limits: Limits, *, written: int) -> None:
@@ -84,8 +88,9 @@ class DocumentCache:
         # the runtime may reconcile several CRs at once; OrderedDict moves are not atomic
         self._lock = threading.Lock()
 
-    def parse(self, text: str, slots: Slots) -> list[dict[str, Any]]:
-        """The non-empty documents of ``text``, each a mapping, ``slots`` filled in."""
+    def parse(self, text: str, slots: Slots, origin: Origin | None = None) -> list[dict[str, Any]]:
+        """The non-empty documents of ``text``, each a mapping, ``slots`` filled in.
+        ``origin``: for errors, the template line of a rendered line."""
         digest = hashlib.sha256(text.encode("utf-8"))
         try:
             digest.update(marshal.dumps(slots.values))
@@ -93,7 +98,7 @@ class DocumentCache:
                 placed = [(i, p.text, p.typed, p.pad) for i, p in slots.placed.items()]
                 digest.update(marshal.dumps(placed))
         except ValueError:  # a value marshal cannot hold: correct, just not cached
-            return self._load(text, slots)
+            return self._load(text, slots, origin)
         key = digest.digest()
         with self._lock:
             blob = self._parsed.get(key)
@@ -101,7 +106,7 @@ class DocumentCache:
                 self._parsed.move_to_end(key)
         if blob is not None:
             return marshal.loads(blob)  # type: ignore[no-any-return]
-        documents = self._load(text, slots)
+        documents = self._load(text, slots, origin)
         try:
             blob = marshal.dumps(documents)
         except ValueError:  # an explicit !!timestamp or similar: correct, just not cached
@@ -112,7 +117,7 @@ class DocumentCache:
                 self._parsed.popitem(last=False)
         return documents
 
-    def _load(self, text: str, slots: Slots) -> list[dict[str, Any]]:
+    def _load(self, text: str, slots: Slots, origin: Origin | None) -> list[dict[str, Any]]:
         documents: list[dict[str, Any]] = []
         loader = SlotLoader(text, slots)
         loader.scalar_tags = self._scalar_tags
@@ -120,7 +125,8 @@ class DocumentCache:
             index = 0
             while loader.check_node():
                 index += 1
-                document = construct(loader, loader.get_node())
+                node = loader.get_node()
+                document = construct(loader, node)
                 if slots.spliceable:
                     document = self._spliced(document, slots)
                 if document is None:
@@ -129,16 +135,14 @@ class DocumentCache:
                     raise ConfigError(
                         f"document {index} of the rendered template is a "
                         f"{type(document).__name__}, not a mapping; every document must be "
-                        "a Kubernetes object (run `oper8d render` to see the rendered text)",
-                        pos=SourcePos(self.file),
+                        "a Kubernetes object",
+                        pos=self._pos(origin, node.start_mark.line),
                     )
                 documents.append(document)
         except yaml.YAMLError as exc:
-            raise self._yaml_error(exc, text, slots) from exc
+            raise self._yaml_error(exc, text, slots, origin) from exc
         except ValueError as exc:  # what a value's place makes of it (``slots``)
-            raise ConfigError(
-                f"{exc} (run `oper8d render` to see the rendered text)", pos=SourcePos(self.file)
-            ) from None
+            raise ConfigError(str(exc), pos=SourcePos(self.file)) from None
         finally:
             loader.dispose()
         return documents
@@ -147,14 +151,17 @@ class DocumentCache:
         try:
             return splice(document, slots)
         except (ValueError, TypeError) as exc:
-            raise ConfigError(
-                f"{exc} (run `oper8d render` to see the rendered text)", pos=SourcePos(self.file)
-            ) from None
+            raise ConfigError(str(exc), pos=SourcePos(self.file)) from None
 
-    def _yaml_error(self, exc: yaml.YAMLError, text: str, slots: Slots) -> ConfigError:
-        # positions are in the rendered text, not the template: quote the lines instead,
-        # unless the text renders a Secret, whose values must not reach a message (line
-        # numbers count the text as parsed, with one line per printed value)
+    def _pos(self, origin: Origin | None, rendered_line: int) -> SourcePos:
+        return SourcePos(self.file, origin(rendered_line) if origin is not None else 0)
+
+    def _yaml_error(
+        self, exc: yaml.YAMLError, text: str, slots: Slots, origin: Origin | None
+    ) -> ConfigError:
+        # positions are in the rendered text: ``origin`` gives the template's lines, and
+        # the lines are quoted as rendered, unless the text renders a Secret, whose values
+        # must not reach a message
         lines = text.splitlines()
         secret = _SECRET_KIND.search(text) is not None
 
@@ -164,17 +171,68 @@ class DocumentCache:
             # values stay out of the quote (a value may be a secret the text does not mark)
             line = lines[mark.line] if mark.line < len(lines) else ""
             line_text = slots.hide(line).strip()
-            quoted = f": {excerpt(line_text)!r}" if line_text else " (end of text)"
-            if secret and line_text:
-                quoted = " (not quoted: the text renders a Secret)"
-            return f" at line {mark.line + 1} of the rendered text{quoted}"
+            if not line_text:
+                return " at the end of the text"
+            where = (
+                f"line {mark.line + 1} of the rendered text"
+                if origin is None
+                else f"line {origin(mark.line)}"
+            )
+            if secret:
+                return f" at {where} (not quoted: the text renders a Secret)"
+            return f" at {where} (rendered: {excerpt(line_text)!r})"
 
-        message = f"{getattr(exc, 'problem', None) or exc}{at(getattr(exc, 'problem_mark', None))}"
+        problem_mark = getattr(exc, "problem_mark", None)
+        message = f"{getattr(exc, 'problem', None) or exc}{at(problem_mark)}"
         context = getattr(exc, "context", None)
         if context:
             message += f", {context}{at(getattr(exc, 'context_mark', None))}"
+        mark = problem_mark or getattr(exc, "context_mark", None)
         return ConfigError(
-            f"the rendered template is not valid YAML: {message} "
-            "(run `oper8d render` to see the rendered text)",
-            pos=SourcePos(self.file),
+            f"the rendered template is not valid YAML: {message}",
+            pos=self._pos(origin, mark.line) if mark is not None else SourcePos(self.file),
         )
+
+
+def key_line(text: str, slots: Slots, document: int, path: Sequence[str | int]) -> int | None:
+    """The line (0-based) of the key or item at ``path`` in non-empty document ``document``
+    of ``text``, or of the deepest parent of it there; None when there is no such
+    document."""
+    loader = SlotLoader(text, slots)
+    try:
+        index = -1
+        while loader.check_node():
+            node = loader.get_node()
+            if not isinstance(node, yaml.MappingNode):
+                continue
+            index += 1
+            if index == document:
+                return _line_of(node, path)
+        return None
+    finally:
+        loader.dispose()
+
+
+def _line_of(node: yaml.Node, path: Sequence[str | int]) -> int:
+    line: int = node.start_mark.line
+    for step in path:
+        if isinstance(node, yaml.MappingNode):
+            pair = next(
+                (
+                    (k, v)
+                    for k, v in node.value
+                    if isinstance(k, yaml.ScalarNode) and k.value == step
+                ),
+                None,
+            )
+            if pair is None:
+                break
+            line, node = pair[0].start_mark.line, pair[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int):
+            if not 0 <= step < len(node.value):
+                break
+            node = node.value[step]
+            line = node.start_mark.line
+        else:
+            break
+    return line

@@ -162,3 +162,57 @@ def test_the_dry_run_does_not_print_the_value_a_failed_component_quotes(tmp_path
     [ready] = [line for line in result.stdout.splitlines() if line.startswith("Ready ")]
     assert "ConfigError" in ready and "has no attribute '***'" in ready
     assert password not in result.output
+
+
+SHOP = """
+components:
+  - name: creds
+    resources:
+      - name: secret
+        object:
+          apiVersion: v1
+          kind: Secret
+          metadata: {name: "{{ scoped_name('creds') }}"}
+          stringData: {username: shop, password: "{{ random_string('pw', 20) }}"}
+  - name: app
+    dependsOn: [creds]
+    resources:
+      - name: deployment
+        object:
+          apiVersion: apps/v1
+          kind: Deployment
+          metadata: {name: "{{ scoped_name('app') }}"}
+          spec:
+            selector: {matchLabels: {app: shop}}
+            template:
+              metadata: {labels: {app: shop}}
+              spec:
+                containers:
+                  - name: api
+                    image: registry.example.com/shop/api:1
+                    env:
+                      - {name: GREETING, value: welcome to the shop}
+                      - name: DB_USER
+                        value: "{{ live('creds.secret').data.username | b64decode }}"
+                      - name: DB_URL
+                        value: "postgres://shop:{{ random_string('pw', 20) }}@db"
+reads: [{apiVersion: v1, kind: Secret}]
+"""
+
+
+def test_a_short_secret_value_does_not_mangle_other_text_in_render(tmp_path: Path) -> None:
+    bundle, cr = setup(tmp_path, SHOP)
+    result = cli("render", bundle, "--cr", cr)
+    assert result.exit_code == 0, result.output
+    deployment = by_kind(result.stdout)["Deployment"]
+    pod = deployment["spec"]["template"]
+    [container] = pod["spec"]["containers"]
+    assert container["image"] == "registry.example.com/shop/api:1"
+    # a whole value equal to the Secret's is masked wherever it came from (docs/security.md)
+    assert pod["metadata"]["labels"] == {"app": "***"}
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert env == {
+        "GREETING": "welcome to the shop",
+        "DB_USER": "***",  # the field is the Secret's value
+        "DB_URL": "postgres://shop:***@db",  # the generated password looks secret
+    }

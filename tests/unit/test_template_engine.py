@@ -426,7 +426,7 @@ def test_a_document_that_is_not_a_mapping_is_a_config_error_naming_file_and_docu
     template = engine.text("a: 1\n---\n- just\n- a list\n", TEMPLATE_FILE)
     with pytest.raises(ConfigError) as info:
         template.render({})
-    assert info.value.pos == SourcePos(TEMPLATE_FILE)
+    assert info.value.pos == SourcePos(TEMPLATE_FILE, 3)  # the template's line of it
     assert "document 2 of the rendered template is a list, not a mapping" in info.value.message
 
 
@@ -436,9 +436,10 @@ def test_rendered_text_that_is_not_yaml_is_a_config_error_quoting_the_line(
     template = engine.text("a: 1\nb: [unclosed, {{ value }}\n", TEMPLATE_FILE)
     with pytest.raises(ConfigError) as info:
         template.render({"value": "x"})
-    assert info.value.pos == SourcePos(TEMPLATE_FILE)
+    assert info.value.pos == SourcePos(TEMPLATE_FILE, 2)
     assert "not valid YAML" in info.value.message
     assert "b: [unclosed, {{…}}" in info.value.message  # the line, its values left out
+    assert "oper8d render" not in info.value.message  # the command that just failed
 
 
 def test_an_undefined_variable_in_a_text_template_names_file_and_line(
