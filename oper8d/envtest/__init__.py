@@ -2,7 +2,8 @@
 
 ``Environment`` starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
 kwok (which fakes Nodes and drives Pods to Running/Ready) on loopback ports, from the
-binaries that ``testenv/build.sh`` builds from Go modules::
+binaries that ``testenv/build.sh`` builds from Go modules, and a volume provisioner for its
+default StorageClass (``provisioner``), so StatefulSets' claims bind::
 
     from oper8d.envtest import Environment
 

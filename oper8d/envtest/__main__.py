@@ -20,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-controller-manager", action="store_true")
     parser.add_argument("--no-scheduler", action="store_true")
     parser.add_argument("--no-kwok", action="store_true")
+    parser.add_argument("--no-volume-provisioner", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir after exit")
     args = parser.parse_args(argv)
 
@@ -33,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         controller_manager=not args.no_controller_manager,
         scheduler=not args.no_scheduler,
         kwok=not args.no_kwok,
+        volume_provisioner=not args.no_volume_provisioner,
         fake_nodes=args.nodes,
         keep_temp_dir=args.keep,
     )

@@ -1,5 +1,6 @@
 """A throwaway Kubernetes control plane (etcd, kube-apiserver, controller-manager,
-scheduler, kwok with fake nodes) on loopback ports, like controller-runtime's envtest."""
+scheduler, kwok with fake nodes, a volume provisioner) on loopback ports, like
+controller-runtime's envtest."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import secrets
 import shutil
 import ssl
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -55,6 +57,9 @@ class Environment:
     controller_manager: bool = True
     scheduler: bool = True
     kwok: bool = True
+    volume_provisioner: bool = True
+    """Run the provisioner of the default StorageClass (``oper8d.envtest.provisioner``);
+    it needs the controller-manager (the PV controller) and the scheduler."""
     fake_nodes: int = 2
     """Number of fake Nodes created for kwok (when kwok runs)."""
     kwok_stages: Path | None = None
@@ -99,12 +104,17 @@ class Environment:
         try:
             self._start_etcd()
             self._start_apiserver()
+            provisioner = self.volume_provisioner and self.controller_manager and self.scheduler
+            if provisioner:  # it imports while the others start; waited for at the end
+                self._spawn_provisioner()
             if self.controller_manager:
                 self._start_controller_manager()
             if self.scheduler:
                 self._start_scheduler()
             if self.kwok:
                 self._start_kwok()
+            if provisioner:
+                self._wait_provisioner()
         except BaseException:
             self._stop_processes()
             raise
@@ -164,14 +174,14 @@ class Environment:
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
-    def _spawn(self, name: str, *args: str) -> ManagedProcess:
+    def _spawn(self, name: str, *args: str, argv0: str | None = None) -> ManagedProcess:
         assert self.bin_dir is not None
-        binary = Path(self.bin_dir) / name
-        if not binary.exists():
+        binary = argv0 or str(Path(self.bin_dir) / name)
+        if argv0 is None and not Path(binary).exists():
             raise StartError(f"{binary} not found (run testenv/build.sh)")
         log = self._path("logs", f"{name}.log")
         self.log_paths[name] = log
-        proc = ManagedProcess(name, [str(binary), *args], log)
+        proc = ManagedProcess(name, [binary, *args], log)
         self._procs[name] = proc
         proc.start()
         return proc
@@ -315,6 +325,22 @@ class Environment:
         )
         if self.fake_nodes:
             self._create_fake_nodes(proc)
+
+    def _spawn_provisioner(self) -> None:
+        self._spawn(
+            "volume-provisioner",
+            "-m",
+            "oper8d.envtest.provisioner",
+            f"--kubeconfig={self.kubeconfig_path}",
+            f"--ready-file={self._path('provisioner', 'ready')}",
+            argv0=sys.executable,
+        )
+
+    def _wait_provisioner(self) -> None:
+        ready = self._path("provisioner", "ready")
+        self._procs["volume-provisioner"].wait_until(
+            ready.exists, "ready (StorageClass made, claims listed)", self.start_timeout
+        )
 
     def _create_fake_nodes(self, kwok: ManagedProcess) -> None:
         """Create the fake Nodes and wait (with a watch) until kwok reports them Ready."""

@@ -48,24 +48,6 @@ def is_ready(obj: Obj | None) -> bool:
     return condition(obj, "Ready").get("status") == "True"
 
 
-def notes_volume(ns: str) -> Obj:
-    """A PersistentVolume for the stateful example's database claim in ``ns`` (the test
-    cluster has no provisioner; kwok never mounts it). Bound to that claim by ``claimRef``:
-    a free volume is taken by any pending claim of a matching size, another test's too."""
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": f"pv-{ns}"},
-        "spec": {
-            "capacity": {"storage": "1Gi"},
-            "accessModes": ["ReadWriteOnce"],
-            "hostPath": {"path": f"/tmp/{ns}"},
-            # the StatefulSet notes-db's claim template "data", ordinal 0
-            "claimRef": {"namespace": ns, "name": "data-notes-db-0"},
-        },
-    }
-
-
 def new_namespace(cluster: KubeCluster, prefix: str = "e2e") -> str:
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
     cluster.apply(

@@ -311,7 +311,10 @@ def own_objects() -> list[tuple[str, Obj]]:
                 "apiVersion": "v1",
                 "kind": "PersistentVolumeClaim",
                 "metadata": _meta("data"),
-                "spec": pvc_spec,
+                # named: without one, the DefaultStorageClass admission plugin fills in the
+                # cluster's default class (the test environment has one), which is cluster
+                # state, not a schema default; the in-memory cluster has no StorageClasses
+                "spec": {**pvc_spec, "storageClassName": "standard"},
             },
         ),
         (

@@ -65,6 +65,37 @@ def deployment(name: str, replicas: int) -> dict[str, Any]:
     }
 
 
+def statefulset(name: str, replicas: int, storage: str) -> dict[str, Any]:
+    """A StatefulSet whose container mounts its own claim template."""
+    labels = {"app": name}
+    mount = {"name": "data", "mountPath": "/data"}
+    claim = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": storage}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name},
+        "spec": {
+            "serviceName": name,
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [
+                        {"name": "db", "image": "registry.invalid/db:1", "volumeMounts": [mount]}
+                    ]
+                },
+            },
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": claim}],
+        },
+    }
+
+
+def ready(replicas: int) -> Callable[[Any], bool]:
+    """Predicate: the StatefulSet reports ``replicas`` ready replicas."""
+    return lambda s: s.status is not None and (s.status.ready_replicas or 0) == replicas
+
+
 def available(replicas: int) -> Callable[[Any], bool]:
     """Predicate: the Deployment reports ``replicas`` available replicas."""
     return lambda d: d.status is not None and (d.status.available_replicas or 0) == replicas
@@ -148,6 +179,74 @@ def test_restart_apiserver_keeps_data(
 
     assert envtest.server_url == server_url
     assert core.read_namespaced_config_map("before", namespace).data == {"key": "value"}
-    # The controllers, scheduler and kwok reconnect to the restarted apiserver.
+    # The controllers, scheduler, kwok and the volume provisioner reconnect to the
+    # restarted apiserver.
     apps.create_namespaced_deployment(namespace, deployment("after", 1))
     wait_for(apps.list_namespaced_deployment, "after", available(1), namespace=namespace)
+    apps.create_namespaced_stateful_set(namespace, statefulset("db-after", 1, "1Gi"))
+    wait_for(apps.list_namespaced_stateful_set, "db-after", ready(1), namespace=namespace)
+
+
+# -- volumes --------------------------------------------------------------------------------
+def test_a_statefulset_claim_gets_a_volume_on_its_pods_node_and_loses_it_with_the_claim(
+    k8s: client.ApiClient, namespace: str
+) -> None:
+    """The default StorageClass's provisioner (oper8d.envtest.provisioner) makes a volume
+    of the requested size for each claim, on the node the scheduler chose for its pod; the
+    PV controller binds them; a deleted claim's volume is deleted."""
+    apps, core = client.AppsV1Api(k8s), client.CoreV1Api(k8s)
+    apps.create_namespaced_stateful_set(namespace, statefulset("db", 2, "3Gi"))
+    wait_for(apps.list_namespaced_stateful_set, "db", ready(2), namespace=namespace)
+
+    pods = {p.metadata.name: p for p in core.list_namespaced_pod(namespace).items}
+    claims = core.list_namespaced_persistent_volume_claim(namespace).items
+    assert sorted(c.metadata.name for c in claims) == ["data-db-0", "data-db-1"]
+    for claim in claims:
+        assert claim.status.phase == "Bound"
+        assert claim.spec.storage_class_name == "standard"  # the default class
+        volume = core.read_persistent_volume(claim.spec.volume_name)
+        assert volume.spec.capacity == {"storage": "3Gi"}
+        assert volume.spec.claim_ref.uid == claim.metadata.uid
+        assert volume.spec.persistent_volume_reclaim_policy == "Delete"
+        (term,) = volume.spec.node_affinity.required.node_selector_terms
+        pod = pods[claim.metadata.name.removeprefix("data-")]
+        assert term.match_expressions[0].values == [pod.spec.node_name]
+        assert pod.status.phase == "Running"
+
+    names = [c.spec.volume_name for c in claims]
+    apps.delete_namespaced_stateful_set("db", namespace)
+    for claim in claims:  # a StatefulSet's claims outlive it, as on any cluster
+        core.delete_namespaced_persistent_volume_claim(claim.metadata.name, namespace)
+    deadline = time.monotonic() + 60
+    while {v.metadata.name for v in core.list_persistent_volume().items} & set(names):
+        assert time.monotonic() < deadline, f"volumes {names} not deleted"
+        time.sleep(0.2)
+
+
+def test_a_claim_no_pod_uses_waits_for_its_first_consumer(
+    k8s: client.ApiClient, namespace: str
+) -> None:
+    """The class binds WaitForFirstConsumer: a claim alone stays Pending, as on kind."""
+    core = client.CoreV1Api(k8s)
+    spec = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    core.create_namespaced_persistent_volume_claim(
+        namespace, {"metadata": {"name": "alone"}, "spec": spec}
+    )
+    # the PV controller's event says why it waits (a watch reports existing events too)
+    stream = watch.Watch().stream(
+        core.list_namespaced_event,
+        namespace,
+        field_selector="involvedObject.name=alone,reason=WaitForFirstConsumer",
+        timeout_seconds=60,
+    )
+    event = next(iter(stream), None)
+    stream.close()
+    assert event is not None, "no WaitForFirstConsumer event on the claim in 60s"
+    assert "waiting for first consumer" in event["object"].message
+    claim = core.read_namespaced_persistent_volume_claim("alone", namespace)
+    assert claim.status.phase == "Pending" and not claim.spec.volume_name
+    assert not [
+        v
+        for v in core.list_persistent_volume().items
+        if v.spec.claim_ref and v.spec.claim_ref.uid == claim.metadata.uid
+    ]

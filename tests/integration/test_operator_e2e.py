@@ -26,6 +26,7 @@ from oper8d.cluster.kube import KubeCluster
 pytestmark = pytest.mark.integration
 
 WEBAPP = ("demo.oper8d.io/v1alpha1", "WebApp")
+NOTES = ("demo.oper8d.io/v1alpha1", "NotesApp")
 
 
 @pytest.fixture
@@ -67,6 +68,28 @@ def test_a_webapp_cr_becomes_ready_through_the_real_controllers(
         assert get(cluster, "networking.k8s.io/v1", "Ingress", "hello-web", ns) is not None
         ok, why = manager.ready()
         assert ok, why
+
+
+def test_the_stateful_example_becomes_ready_with_its_database_claim_bound(
+    k8s: client.ApiClient, cluster: KubeCluster, ns: str
+) -> None:
+    """PostgreSQL mounts its claim template; the test environment's default StorageClass
+    provisions the claim (testenv/README.md), so the StatefulSet, and then the migration
+    Job, the app and the CR, become ready."""
+    with running_operator(k8s, EXAMPLES / "stateful", ns):
+        cluster.apply(sample("stateful", "notes.yaml", ns), field_manager="test")
+        cr = wait_for("NotesApp Ready", lambda: _ready(cluster, *NOTES, "notes", ns), 150)
+        statefulset = get(cluster, "apps/v1", "StatefulSet", "notes-db", ns)
+        assert statefulset["status"]["readyReplicas"] == 1
+        (mount,) = statefulset["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+        assert mount == {"name": "data", "mountPath": "/var/lib/postgresql/data"}
+        claim = get(cluster, "v1", "PersistentVolumeClaim", "data-notes-db-0", ns)
+        assert claim["status"]["phase"] == "Bound"
+        assert claim["spec"]["resources"]["requests"]["storage"] == "1Gi"
+        volume = cluster.get("v1", "PersistentVolume", claim["spec"]["volumeName"])
+        assert volume["status"]["phase"] == "Bound"
+        assert cr["status"]["databaseReady"] is True
+        assert condition(cr, "Updating")["status"] == "False"
 
 
 def test_a_spec_change_rewrites_only_the_objects_it_changes(

@@ -27,7 +27,6 @@ from harness import (
     copy_example,
     is_ready,
     new_namespace,
-    notes_volume,
     running_operator,
     wait_for,
 )
@@ -331,15 +330,6 @@ def test_sigterm_during_a_reconcile_releases_the_lease_only_after_the_reconcile_
 
 
 # -- a kill in the middle of a rollout --------------------------------------------------------
-@pytest.fixture
-def volume(cluster: KubeCluster, ns: str) -> Iterator[None]:
-    """The stateful example's database claims a volume and the test cluster has no
-    provisioner: a PersistentVolume for the claim to bind (kwok never mounts it)."""
-    cluster.apply(notes_volume(ns), field_manager="test")
-    yield
-    cluster.delete("v1", "PersistentVolume", f"pv-{ns}")
-
-
 OWNED_KINDS = (
     ("v1", "Secret"),
     ("v1", "Service"),
@@ -354,7 +344,6 @@ def test_an_operator_killed_mid_rollout_converges_after_a_restart(
     k8s: client.ApiClient,
     cluster: KubeCluster,
     ns: str,
-    volume: None,
     operators: OperatorLauncher,
 ) -> None:
     bundle = EXAMPLES / "stateful"

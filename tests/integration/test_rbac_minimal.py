@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import EXAMPLES, is_ready, notes_volume
+from harness import EXAMPLES, is_ready
 from kubernetes import client
 
 from oper8d.bundle.compile import load_bundle
@@ -468,9 +468,6 @@ def example(
         field_manager="test",
     )
     cr["metadata"].setdefault("annotations", {})["oper8.org/config-defaults"] = "defaults"
-    volume = notes_volume(watched) if name == "stateful" else None
-    if volume:
-        admin.apply(volume, field_manager="test")
     forbidden = Forbidden()
     with envtest.api_client() as api_client:
         sa = names_for(bundle)["operator"]
@@ -494,7 +491,7 @@ def example(
         try:
             yield ex
         finally:
-            _cleanup(ex, volume)
+            _cleanup(ex)
 
 
 def _namespace(name: str) -> dict[str, Any]:
@@ -513,7 +510,7 @@ def _wait_for_crds(admin: KubeCluster, objs: list[dict[str, Any]]) -> None:
             time.sleep(0.2)
 
 
-def _cleanup(ex: Example, volume: dict[str, Any] | None) -> None:
+def _cleanup(ex: Example) -> None:
     """Full RBAC back, the CR finalized by the operator's engine, namespaces removed."""
     ex.removed.clear()
     write_roles(ex)
@@ -531,8 +528,6 @@ def _cleanup(ex: Example, volume: dict[str, Any] | None) -> None:
         if kind == "ClusterRole":
             ex.admin.delete(RBAC, "ClusterRole", role_name)
             ex.admin.delete(RBAC, "ClusterRoleBinding", role_name)
-    if volume:
-        ex.admin.delete("v1", "PersistentVolume", volume["metadata"]["name"])
 
 
 # -- the test -------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import notes_volume
 from kubernetes import client
 from test_kube_cluster import crd, install_crd, new_namespace, request_totals
 
@@ -64,9 +63,6 @@ def notes(cluster: KubeCluster, reconciler: Reconciler) -> Iterator[Obj]:
     ns = new_namespace(cluster)
     sample = yaml.safe_load((EXAMPLE / "samples" / "notes.yaml").read_text())
     sample["metadata"]["namespace"] = ns
-    # The database StatefulSet claims a volume; the test cluster has no provisioner, so
-    # give the claim a PersistentVolume to bind (kwok never mounts it).
-    cluster.apply(notes_volume(ns), field_manager="test")
     yield cluster.apply(sample, field_manager="test")
     # the CR carries the operator's finalizer: let the reconciler remove it
     cluster.delete(API_VERSION, KIND, "notes", ns)
@@ -76,7 +72,6 @@ def notes(cluster: KubeCluster, reconciler: Reconciler) -> Iterator[Obj]:
             break
         time.sleep(1)
     cluster.delete("v1", "Namespace", ns)
-    cluster.delete("v1", "PersistentVolume", f"pv-{ns}")
 
 
 def reconcile_until_stable(reconciler: Reconciler, ns: str) -> ReconcileResult:

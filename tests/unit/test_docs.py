@@ -30,7 +30,10 @@ def test_reference_doc_documents_every_component_field():
 def test_every_yaml_block_of_the_tutorial_is_a_file_it_writes() -> None:
     blocks = tutorial_blocks(TUTORIAL.read_text(encoding="utf-8"))
     assert [b.line for b in blocks if b.lang == "yaml" and not b.op] == []
-    assert sum(b.lang == "bash" for b in blocks) >= 6
+    assert sum(b.lang == "bash" for b in blocks) >= 8
+    # the tutorial's bundle keeps a test file, and its commands run `oper8d test` on it
+    assert any(b.path == "greeter/tests/greeter.yaml" for b in blocks)
+    assert any(b.lang == "bash" and b.text.startswith("oper8d test .") for b in blocks)
 
 
 def test_the_tutorial_commands_print_what_it_shows(tmp_path: Path) -> None:
