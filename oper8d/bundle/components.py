@@ -207,4 +207,5 @@ class ComponentsCompiler(PartsCompiler):
             kinds=tuple(kinds),
             namespace=namespace,
             leave_to_others=self._field_paths(node.child("leaveToOthers")),
+            on_immutable_change=node.get("onImmutableChange", "fail"),
         )

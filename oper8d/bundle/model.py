@@ -17,6 +17,8 @@ from oper8d.errors import SourcePos
 from oper8d.template import Expr, TextTemplate, TreeTemplate
 
 DeployMethod = Literal["apply", "update", "replace"]
+#: what a change of an immutable field does (``onImmutableChange:``)
+ImmutablePolicy = Literal["fail", "recreate"]
 RuleKind = Literal["builtin", "exists", "condition", "expr", "subsystem"]
 PatchType = Literal["strategicMerge", "json6902"]
 HookPhase = Literal[
@@ -98,6 +100,9 @@ class ResourceSpec:
     #: fields other controllers own once the object exists (``leaveToOthers:``): set on
     #: create, then never reverted or compared
     leave_to_others: tuple[LeaveField, ...] = ()
+    #: a change the API server refuses as immutable: ``fail`` (the CR says so) or
+    #: ``recreate`` (the object is deleted and created again)
+    on_immutable_change: ImmutablePolicy = "fail"
 
 
 @dataclass(frozen=True)
