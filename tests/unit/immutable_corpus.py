@@ -501,6 +501,58 @@ BOUND_CASES: list[Case] = [
 _CASES += BOUND_CASES
 
 
+# -- bundles ---------------------------------------------------------------------------
+#: a Deployment whose selector follows ``spec.track``; ``{policy}``: its onImmutableChange
+BUNDLE = """
+components:
+  - name: app
+    resources:
+      - name: deployment
+        {policy}
+        object:
+          apiVersion: apps/v1
+          kind: Deployment
+          metadata: {{name: "{{{{ scoped_name('web') }}}}"}}
+          spec:
+            selector: {{matchLabels: {{app: web, track: "{{{{ spec.track }}}}"}}}}
+            template:
+              metadata: {{labels: {{app: web, track: "{{{{ spec.track }}}}"}}}}
+              spec: {{containers: [{{name: web, image: "web:1"}}]}}
+  - name: after
+    dependsOn: [app]
+    resources:
+      - name: cm
+        object:
+          apiVersion: v1
+          kind: ConfigMap
+          metadata: {{name: "{{{{ scoped_name('after') }}}}"}}
+"""
+
+#: a StatefulSet that recreates itself when its claim size (``spec.size``) changes
+STATEFUL = """
+components:
+  - name: db
+    resources:
+      - name: sts
+        onImmutableChange: recreate
+        object:
+          apiVersion: apps/v1
+          kind: StatefulSet
+          metadata: {name: "{{ scoped_name('db') }}"}
+          spec:
+            serviceName: db
+            selector: {matchLabels: {app: db}}
+            template:
+              metadata: {labels: {app: db}}
+              spec: {containers: [{name: db, image: "db:1"}]}
+            volumeClaimTemplates:
+              - metadata: {name: data}
+                spec:
+                  accessModes: [ReadWriteOnce]
+                  resources: {requests: {storage: "{{ spec.size }}"}}
+"""
+
+
 # -- running a case ---------------------------------------------------------------------
 #: what a PUT does not send back: the server's own metadata and the status
 _SERVER_META = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields")

@@ -8,54 +8,7 @@ from pathlib import Path
 
 import pytest
 from bundles import Harness, build, condition
-
-BUNDLE = """
-components:
-  - name: app
-    resources:
-      - name: deployment
-        {policy}
-        object:
-          apiVersion: apps/v1
-          kind: Deployment
-          metadata: {{name: "{{{{ scoped_name('web') }}}}"}}
-          spec:
-            selector: {{matchLabels: {{app: web, track: "{{{{ spec.track }}}}"}}}}
-            template:
-              metadata: {{labels: {{app: web, track: "{{{{ spec.track }}}}"}}}}
-              spec: {{containers: [{{name: web, image: "web:1"}}]}}
-  - name: after
-    dependsOn: [app]
-    resources:
-      - name: cm
-        object:
-          apiVersion: v1
-          kind: ConfigMap
-          metadata: {{name: "{{{{ scoped_name('after') }}}}"}}
-"""
-
-STATEFUL = """
-components:
-  - name: db
-    resources:
-      - name: sts
-        onImmutableChange: recreate
-        object:
-          apiVersion: apps/v1
-          kind: StatefulSet
-          metadata: {name: "{{ scoped_name('db') }}"}
-          spec:
-            serviceName: db
-            selector: {matchLabels: {app: db}}
-            template:
-              metadata: {labels: {app: db}}
-              spec: {containers: [{name: db, image: "db:1"}]}
-            volumeClaimTemplates:
-              - metadata: {name: data}
-                spec:
-                  accessModes: [ReadWriteOnce]
-                  resources: {requests: {storage: "{{ spec.size }}"}}
-"""
+from immutable_corpus import BUNDLE, STATEFUL
 
 
 def _deployment(h: Harness) -> dict:
