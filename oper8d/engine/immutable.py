@@ -22,17 +22,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from oper8d.bundle.model import ResourceSpec
+from oper8d.bundle.model import ControllerSpec, ResourceSpec
 from oper8d.cluster.base import Method, Propagation
 from oper8d.cluster.fields import merge
-from oper8d.engine.deploy import DeployManager, identity
+from oper8d.engine.deploy import DeployManager, component_of, identity, internal_name_of
 from oper8d.engine.leave import FieldPath
 from oper8d.errors import ClusterError, PreconditionError
 from oper8d.kubeschema.immutable import immutable_changes, is_immutable_message
 from oper8d.logs import Logger
 from oper8d.objects import Obj
 
-__all__ = ["ImmutableRefusal", "immutable_refusal", "on_refusal", "way_out"]
+__all__ = [
+    "ImmutableRefusal",
+    "PlannedRefusal",
+    "immutable_refusal",
+    "on_refusal",
+    "planned_refusal",
+    "resource_for",
+    "way_out",
+]
 
 log = Logger("oper8d.deploy")
 
@@ -130,6 +138,58 @@ def on_refusal(
             pos=resource.pos,
         )
     return deployer.apply(obj, method, leave)
+
+
+@dataclass(frozen=True)
+class PlannedRefusal:
+    """What ``oper8d diff`` says of an object whose dry run the server refused as an
+    immutable change: ``message``; with ``recreate`` the operator would recreate it."""
+
+    message: str
+    recreate: bool
+
+
+def planned_refusal(
+    err: ClusterError, live: Obj | None, wanted: Obj, controller: ControllerSpec
+) -> PlannedRefusal | None:
+    """``err`` (the refused dry run of ``wanted``) as ``oper8d diff`` reports it, when it
+    is an immutable change of the object ``live``; None for any other refusal."""
+    refusal = immutable_refusal(err, live, wanted) if live is not None else None
+    if live is None or refusal is None:
+        return None
+    _api_version, kind, name, ns = identity(wanted)
+    label = f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
+    found = resource_for(controller, wanted)
+    where = found[0] if found else internal_name_of(wanted) or "?"
+    recreate = found is not None and found[1].on_immutable_change == "recreate"
+    head = (
+        f"{label}: {', '.join(refusal.fields)} cannot change once the object exists "
+        f"(the API server refuses it: {refusal.reason})"
+    )
+    if recreate:
+        message = (
+            f"{head}: the operator will delete it and create it again "
+            f"(onImmutableChange: recreate on resource '{where}')"
+        )
+    else:
+        message = f"{head}: the operator will fail on it; to proceed, {way_out(where)}"
+    return PlannedRefusal(message, recreate)
+
+
+def resource_for(controller: ControllerSpec, obj: Obj) -> tuple[str, ResourceSpec] | None:
+    """The resource (``component.resource``, and its spec) that rendered ``obj``, from the
+    component and internal-name annotations the operator stamps."""
+    component, internal = component_of(obj) or "", internal_name_of(obj) or ""
+    rest = internal[len(component) + 1 :] if internal.startswith(f"{component}.") else ""
+    for spec in controller.components:
+        if component != spec.name and not (
+            spec.for_each is not None and component.startswith(f"{spec.name}-")
+        ):
+            continue
+        for resource in spec.resources:
+            if rest == resource.name or rest.startswith(f"{resource.name}-"):
+                return f"{spec.name}.{resource.name}", resource
+    return None
 
 
 def _holds(live: Obj, sent: Obj, path: str) -> bool:

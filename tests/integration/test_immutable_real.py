@@ -18,6 +18,7 @@ from test_kube_cluster import crd, install_crd, new_namespace
 from oper8d.bundle.model import Bundle
 from oper8d.cluster.base import Obj
 from oper8d.cluster.kube import KubeCluster
+from oper8d.diff import diff_cr
 from oper8d.engine.reconcile import Reconciler, ReconcilerOptions
 from tests.unit.bundles import API_VERSION, KIND, build, condition
 from tests.unit.immutable_corpus import BUNDLE, STATEFUL
@@ -79,7 +80,8 @@ def test_a_changed_deployment_selector_fails_then_is_recreated(
     def deployment() -> Obj | None:
         return cluster.get("apps/v1", "Deployment", "demo-web", namespace)
 
-    failing = _reconciler(build(tmp_path / "fail", BUNDLE.format(policy="")), cluster)
+    fail_bundle = build(tmp_path / "fail", BUNDLE.format(policy=""))
+    failing = _reconciler(fail_bundle, cluster)
     _create(cluster, namespace, track="a")
     _until(failing, namespace, lambda: deployment() is not None)
     uid = _uid(deployment())
@@ -99,8 +101,21 @@ def test_a_changed_deployment_selector_fails_then_is_recreated(
     assert _uid(deployment()) == uid  # nothing written
     assert (deployment() or {})["spec"]["selector"]["matchLabels"]["track"] == "a"
 
+    # oper8d diff says so before anything is applied (the server's dry run refuses it)
+    wanted = cluster.get(API_VERSION, KIND, "demo", namespace)
+    assert wanted is not None
+    report = diff_cr(fail_bundle, wanted, cluster)
+    (error,) = report.errors
+    assert error.startswith(f"Deployment {namespace}/demo-web: spec.selector cannot change")
+    assert "`onImmutableChange: recreate` on resource 'app.deployment'" in error
+
     policy = "onImmutableChange: recreate"
-    recreating = _reconciler(build(tmp_path / "recreate", BUNDLE.format(policy=policy)), cluster)
+    recreate_bundle = build(tmp_path / "recreate", BUNDLE.format(policy=policy))
+    report = diff_cr(recreate_bundle, wanted, cluster)
+    assert report.errors == ()
+    assert any("will delete it and create it again" in w for w in report.warnings)
+    assert "+      track: b" in report.text
+    recreating = _reconciler(recreate_bundle, cluster)
 
     def recreated() -> bool:
         live = deployment()
