@@ -49,6 +49,7 @@ from oper8d.engine.deploy import (
     left_fields,
     object_key,
 )
+from oper8d.engine.immutable import planned_refusal
 from oper8d.engine.leave import update_body
 from oper8d.engine.prune import prunable
 from oper8d.engine.session import KnownRandoms, SeededRandoms, generated_secret_name
@@ -369,7 +370,16 @@ def diff_cr(
         except ClusterError as err:
             if err.status is None:  # the cluster is unreachable: every request would fail
                 raise
-            errors.append(f"{ref_of(obj)}: {sensitive.redact(err.message)}")
+            live = cluster.get(*identity(obj))
+            planned = planned_refusal(err, live, obj, controller)
+            if planned is None:
+                errors.append(f"{ref_of(obj)}: {sensitive.redact(err.message)}")
+            elif planned.recreate:  # the object as created anew (by the in-memory server)
+                warnings.append(sensitive.redact(planned.message))
+                created = MemoryCluster().apply(copy.deepcopy(obj), field_manager=bundle.name)
+                diffs.append(compare(live, created, sensitive))
+            else:
+                errors.append(sensitive.redact(planned.message))
     if live_cr is not None and live_uid:
         rendered = {object_key(o) for o in objects}
         kinds = set(inventory_of(live_cr)) | {kind_key(o) for o in objects}

@@ -102,10 +102,20 @@ class ObjectError(ConfigError):
 
 
 class ClusterError(FatalError):
-    """The cluster refused or failed a request (after retries)."""
+    """The cluster refused or failed a request (after retries). ``causes``: the
+    ``(field, message)`` pairs of a refusal's Status details (``spec.selector``,
+    ``Invalid value: ...: field is immutable``), when the server gave them."""
 
-    def __init__(self, message: str, *, status: int | None = None, **kw: object):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        causes: tuple[tuple[str, str], ...] = (),
+        **kw: object,
+    ):
         self.status = status
+        self.causes = causes
         super().__init__(message, **kw)  # type: ignore[arg-type]
 
 

@@ -239,4 +239,5 @@ class ComponentsCompiler(PartsCompiler):
             namespace=namespace,
             leave_to_others=self._field_paths(node.child("leaveToOthers")),
             deletion_policy=node.get("deletionPolicy", "Delete"),
+            on_immutable_change=node.get("onImmutableChange", "fail"),
         )

@@ -19,6 +19,8 @@ from oper8d.template import Expr, TextTemplate, TreeTemplate
 DeployMethod = Literal["apply", "update", "replace"]
 #: what becomes of a resource's objects when its CR is deleted or it stops being rendered
 DeletionPolicy = Literal["Delete", "Orphan", "Retain"]
+#: what a change of an immutable field does (``onImmutableChange:``)
+ImmutablePolicy = Literal["fail", "recreate"]
 RuleKind = Literal["builtin", "exists", "condition", "expr", "subsystem"]
 PatchType = Literal["strategicMerge", "json6902"]
 HookPhase = Literal[
@@ -104,6 +106,9 @@ class ResourceSpec:
     #: (released: owner references and oper8d's labels removed, the object kept) or
     #: Retain (never owned by the CR's garbage collection, never deleted by oper8d)
     deletion_policy: DeletionPolicy = "Delete"
+    #: a change the API server refuses as immutable: ``fail`` (the CR says so) or
+    #: ``recreate`` (the object is deleted and created again)
+    on_immutable_change: ImmutablePolicy = "fail"
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ import click
 
 from oper8d.errors import BundleError, ClusterError, Problem, ReconcileError, SourcePos
 from oper8d.fieldpaths import parse_field_path
+from oper8d.objects import Obj
 
 if TYPE_CHECKING:
     from oper8d.bundle.loader import Document
@@ -240,3 +241,28 @@ def _placed(cr: CrInput, problem: Problem) -> Problem:
     parts = parse_field_path(problem.field) if problem.field else None
     pos = cr.doc.pos([int(p) if p.isdigit() else p for p in parts]) if parts else None
     return Problem(problem.message, pos, problem.field)
+
+
+def load_objects_or_exit(path: str) -> list[Obj]:
+    """The Kubernetes objects of a YAML stream (``oper8d render``'s output, ``kubectl get
+    -o yaml``'s, a ``List``'s items); a file that is not one is a message and exit 1."""
+    import yaml
+
+    from oper8d.fileio import FileRefused, read_bounded
+
+    try:
+        docs = list(yaml.safe_load_all(read_bounded(path, current_limits().file_bytes)))
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark
+        line = mark.line + 1 if mark is not None else 0
+        fail([Problem(f"not valid YAML: {err.problem}", SourcePos(path, line))])
+    except (OSError, FileRefused, UnicodeDecodeError, yaml.YAMLError) as err:
+        fail([Problem(f"cannot be read: {err}", SourcePos(path))])
+    objects: list[Obj] = []
+    while docs:
+        doc = docs.pop(0)
+        if isinstance(doc, dict) and doc.get("kind") == "List":
+            docs[:0] = list(doc.get("items") or [])
+        elif isinstance(doc, dict) and doc.get("apiVersion") and doc.get("kind"):
+            objects.append(doc)
+    return objects

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,6 +25,7 @@ from oper8d.cli.inputs import (
     fail,
     load_bundle_or_exit,
     load_cr_or_exit,
+    load_objects_or_exit,
     locate,
     warn,
 )
@@ -32,6 +33,10 @@ from oper8d.cli.process import BOUNDED_COMMANDS, ProcessRun
 from oper8d.cli.schemas import schema_options
 from oper8d.errors import Oper8dError, ReconcileError
 from oper8d.limits import bounded_work
+
+if TYPE_CHECKING:
+    from oper8d.bundle.model import Bundle
+    from oper8d.offline import OfflineRun
 
 #: commands kept in their own modules, imported the first time they are looked up (a
 #: render does not load the controller's options, the test runner or the scaffolding)
@@ -169,12 +174,22 @@ def validate(bundle: str, cr_path: str | None) -> None:
     "Offline random_string() values are fakes derived from the CR's name (from 12 "
     "characters on they start with 'offline').",
 )
+@click.option(
+    "--previous",
+    "previous_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="The objects as they are now (an earlier render's output, or `kubectl get -o yaml`'s "
+    "with their status): a change of a field the API server keeps once an object exists is "
+    "an error (onImmutableChange: fail) or a warning (recreate).",
+)
 @schema_options
 def render(
     bundle: str,
     cr_path: str,
     output_dir: str | None,
     show_secrets: bool,
+    previous_path: str | None,
     crd_dirs: tuple[str, ...],
     kube_schemas: str | None,
 ) -> None:
@@ -221,6 +236,8 @@ def render(
         # an error may quote a value read from a Secret
         problem = locate(run.fatal_error, bundle, cr)
         fail([dataclasses.replace(problem, message=run.redact(problem.message))], hint=hint)
+    if previous_path:
+        _check_previous(b, run, previous_path)
     deletions = would_delete(b, run)
     incomplete = None if run.stable else why_incomplete(run)
     # references that cannot resolve: on stderr, never in the stream, never a failure
@@ -278,6 +295,19 @@ def graph(bundle: str, fmt: str) -> None:
     from oper8d.cli.graphs import render_graph
 
     click.echo(render_graph(load_bundle_or_exit(bundle), fmt), nl=False)
+
+
+def _check_previous(bundle: Bundle, run: OfflineRun, previous_path: str) -> None:
+    """Warn of the objects ``render --previous`` finds the operator would recreate; fail
+    (exit 1) naming those whose immutable change would fail."""
+    from oper8d.offline import immutable_since
+
+    planned = immutable_since(bundle, run, load_objects_or_exit(previous_path))
+    for recreated in (p for p in planned if p.recreate):
+        click.secho(f"warning: {run.redact(recreated.message)}", fg="yellow", err=True)
+    refused = [run.redact(p.message) for p in planned if not p.recreate]
+    if refused:
+        fail(refused, hint=f"compared with the objects in {previous_path}")
 
 
 def _plural(n: int, noun: str) -> str:

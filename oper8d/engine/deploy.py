@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oper8d.bundle.model import DeletionPolicy
-from oper8d.cluster.base import Cluster, Method
+from oper8d.cluster.base import Cluster, Method, Propagation
 from oper8d.engine.config import INTERNAL_NAME_ANNOTATION, passthrough_annotations
 from oper8d.engine.leave import FieldPath, update_body, without
 from oper8d.engine.ownership import refuse_foreign
@@ -264,13 +264,13 @@ class DeployManager:
             f"(annotation {INVENTORY_ANNOTATION}): recorded before the next reconcile"
         )
 
-    def delete(self, obj: Obj) -> bool:
+    def delete(self, obj: Obj, propagation: Propagation = "Background") -> bool:
         """Delete ``obj`` (a live object); False when it was gone or is already being
         deleted (finalizers of its own hold it): asking again would only add requests."""
         if (obj.get("metadata") or {}).get("deletionTimestamp"):
             return False
         api_version, kind, name, ns = identity(obj)
-        gone = self.cluster.delete(api_version, kind, name, ns)
+        gone = self.cluster.delete(api_version, kind, name, ns, propagation=propagation)
         self.memory.forget(obj)
         if gone:
             with self._lock:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 
 from oper8d.bundle.model import Edge, ResourceSpec
 from oper8d.engine.deploy import DeployManager, component_of
+from oper8d.engine.immutable import on_refusal
 from oper8d.engine.leave import FieldPath
 from oper8d.engine.missing import SchemaSource
 from oper8d.engine.progress import RolloutState
@@ -21,7 +22,13 @@ from oper8d.engine.render import RenderedComponent, RenderedObject, Renderer, ho
 from oper8d.engine.session import Session
 from oper8d.engine.teardown import prune
 from oper8d.engine.verify import Readiness
-from oper8d.errors import ExpectedError, PreconditionError, ReconcileError, RolloutError
+from oper8d.errors import (
+    ClusterError,
+    ExpectedError,
+    PreconditionError,
+    ReconcileError,
+    RolloutError,
+)
 from oper8d.logs import component_context
 
 __all__ = ["DeployPhase"]
@@ -135,7 +142,13 @@ class DeployPhase:
         for internal, item in rendered.objects.items():
             with _placed(item, "applied"):
                 left = self._left(name, item.resource)
-                _live, wrote = self.deployer.apply(item.obj, item.resource.method, left)
+                method = item.resource.method
+                try:
+                    _live, wrote = self.deployer.apply(item.obj, method, left)
+                except ClusterError as err:  # (an immutable field: as the resource says)
+                    _live, wrote = on_refusal(
+                        self.deployer, item.obj, err, item.resource, name, method, left
+                    )
             written += wrote
             self.session.record(internal, item.obj)
         return written

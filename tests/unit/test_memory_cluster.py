@@ -489,7 +489,7 @@ def test_services_get_cluster_ips_in_creation_order_and_keep_them(cluster: Memor
     assert replaced["spec"]["clusterIP"] == "10.96.0.1"
     with pytest.raises(ClusterError) as caught:
         cluster.apply(service("a", clusterIP="10.96.0.77"), field_manager="op")
-    assert caught.value.status == 422 and "immutable" in str(caught.value)
+    assert caught.value.status == 422 and "may not change once set" in str(caught.value)
 
 
 def test_namespaces_report_phase_active(cluster: MemoryCluster) -> None:

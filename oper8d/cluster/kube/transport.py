@@ -89,6 +89,7 @@ class KubeTransport:
                 f"{method} {path}: {_server_message(data, response.reason)} "
                 f"(HTTP {response.status})",
                 status=response.status,
+                causes=_causes(data),
             )
         return json.loads(data) if data else None
 
@@ -229,6 +230,23 @@ class EventStream:
                 status=code if isinstance(code, int) and code else None,
             )
         return cast(dict[str, Any], event)
+
+
+def _causes(data: bytes | None) -> tuple[tuple[str, str], ...]:
+    """The ``(field, message)`` of each cause in a Status body's details."""
+    try:
+        decoded = json.loads(data) if data else None
+    except ValueError:
+        return ()
+    details = decoded.get("details") if isinstance(decoded, dict) else None
+    causes = details.get("causes") if isinstance(details, dict) else None
+    if not isinstance(causes, list):
+        return ()
+    return tuple(
+        (str(c.get("field") or ""), str(c.get("message") or ""))
+        for c in causes
+        if isinstance(c, dict)
+    )
 
 
 def _server_message(data: bytes | None, reason: str | None) -> str:

@@ -19,6 +19,7 @@ apiserver does by default.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -31,6 +32,7 @@ from oper8d.cluster.selectors import (
 from oper8d.errors import ClusterError
 from oper8d.kinds import DNS_LABEL, group_of
 from oper8d.kubeschema import KubeSchemas
+from oper8d.kubeschema.immutable import immutable_changes
 from oper8d.kubeschema.objectmeta import NAME_RULES, subdomain_problem
 from oper8d.objects import Obj
 
@@ -44,21 +46,9 @@ _TYPE_ERROR = ": must be of type "
 #: metadata the server sets whatever a client sends, but decodes first
 _SERVER_SET = frozenset({"creationTimestamp", "deletionTimestamp", "uid", "generation"})
 
-#: workloads whose spec.selector is required, immutable and must select the pod template
+#: workloads whose spec.selector is required and must select the pod template
 _SELECTING_WORKLOADS = frozenset(
     {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet"), ("apps", "DaemonSet")}
-)
-#: StatefulSet spec fields the API server lets an update change
-_STATEFULSET_MUTABLE = frozenset(
-    {
-        "replicas",
-        "ordinals",
-        "template",
-        "updateStrategy",
-        "revisionHistoryLimit",
-        "persistentVolumeClaimRetentionPolicy",
-        "minReadySeconds",
-    }
 )
 
 
@@ -149,7 +139,7 @@ def validate(new: Obj, old: Obj | None) -> None:
     if key in _SELECTING_WORKLOADS:
         _check_selector_matches_template(new)
     if old is not None:
-        _check_immutable(old, new, key)
+        _check_immutable(old, new)
 
 
 def _check_name(obj: Obj) -> None:
@@ -235,53 +225,47 @@ def _check_selector_matches_template(obj: Obj) -> None:
         )
 
 
-def _check_immutable(old: Obj, new: Obj, key: tuple[str, Any]) -> None:
-    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+def _check_immutable(old: Obj, new: Obj) -> None:
+    """Refuse a change of a field the kind's update validation keeps (``kubeschema``'s
+    table), in the API server's words and with its causes: one per field it names (all
+    of a StatefulSet's forbidden fields are one cause, ``spec``)."""
+    changes = immutable_changes(old, new)
+    if not changes:
+        return
+    causes: dict[tuple[str, str], str] = {}
+    for change in changes:
+        if change.forbidden:
+            text = f"Forbidden: {change.message}"
+        else:
+            value = json.dumps(_value_at(new, change.reported), sort_keys=True)
+            text = f"Invalid value: {value}: {change.message}"
+        causes.setdefault((change.reported, change.message), text)
+    listed = [f"{field}: {text}" for (field, _), text in causes.items()]
+    shown = listed[0] if len(listed) == 1 else f"[{', '.join(listed)}]"
+    raise ClusterError(
+        f"{_server_name(new)} is invalid: {shown}",
+        status=422,
+        causes=tuple((field, text) for (field, _), text in causes.items()),
+    )
 
-    def same(field: str) -> None:
-        if old_spec.get(field) != new_spec.get(field):
-            raise _invalid(new, f"spec.{field}", "Invalid value: field is immutable")
 
-    group, kind = key
-    if key in _SELECTING_WORKLOADS:
-        same("selector")
-    if key == ("apps", "StatefulSet"):
-        fixed = [k for k in set(old_spec) | set(new_spec) if k not in _STATEFULSET_MUTABLE]
-        if any(old_spec.get(k) != new_spec.get(k) for k in fixed):
-            raise _invalid(
-                new,
-                "spec",
-                "Forbidden: updates to statefulset spec for fields other than "
-                f"{sorted(_STATEFULSET_MUTABLE)} are forbidden; delete and recreate the "
-                "StatefulSet (orphaning its pods) to change them",
-            )
-    if key == ("batch", "Job"):
-        for field in ("selector", "template", "completions"):
-            same(field)
-    if group == "" and kind == "PersistentVolumeClaim":
+def _server_name(obj: Obj) -> str:
+    """How the API server names an object in a refusal: ``Deployment.apps "web"``."""
+    group = group_of(str(obj.get("apiVersion", "")))
+    kind = f"{obj.get('kind')}.{group}" if group else str(obj.get("kind"))
+    return f'{kind} "{(obj.get("metadata") or {}).get("name")}"'
 
-        def fixed_part(spec: Mapping[str, Any]) -> dict[str, Any]:
-            out = {k: v for k, v in spec.items() if k != "volumeAttributesClassName"}
-            resources = dict(out.get("resources") or {})
-            resources.pop("requests", None)
-            out["resources"] = resources
-            return out
 
-        if fixed_part(old_spec) != fixed_part(new_spec):
-            raise _invalid(
-                new,
-                "spec",
-                "Forbidden: spec is immutable after creation except resources.requests and "
-                "volumeAttributesClassName",
-            )
-    if group == "" and kind == "Service":
-        before, after = old_spec.get("clusterIP"), new_spec.get("clusterIP")
-        if before and after and before != after:
-            raise _invalid(new, "spec.clusterIP", f"Invalid value {after!r}: field is immutable")
-    if group == "" and kind in ("ConfigMap", "Secret") and old.get("immutable"):
-        for field in ("immutable", "data", "binaryData"):
-            if old.get(field) != new.get(field):
-                raise _invalid(new, field, "Forbidden: field is immutable when `immutable` is set")
+def _value_at(obj: Obj, path: str) -> Any:
+    value: Any = obj
+    for part in path.replace("[", ".").replace("]", "").split("."):
+        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        elif isinstance(value, Mapping):
+            value = value.get(part)
+        else:
+            return None
+    return value
 
 
 def server_ordered(obj: Obj) -> Obj:
