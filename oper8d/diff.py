@@ -26,7 +26,6 @@ create, and TemporaryPatches applied to the live objects.
 
 from __future__ import annotations
 
-import base64
 import copy
 import difflib
 from collections.abc import Callable, Mapping, Sequence
@@ -52,7 +51,7 @@ from oper8d.engine.deploy import (
 from oper8d.engine.immutable import planned_refusal
 from oper8d.engine.leave import update_body
 from oper8d.engine.prune import prunable
-from oper8d.engine.session import KnownRandoms, SeededRandoms, generated_secret_name
+from oper8d.engine.session import KnownRandoms, SeededRandoms, generated_values
 from oper8d.engine.teardown import deletion_policy_of, released
 from oper8d.errors import ClusterError
 from oper8d.kinds import is_cluster_scoped, ref_of
@@ -332,7 +331,7 @@ def diff_cr(
         body,
         live_uid=live_uid,
         seed_objects=_config_defaults(cluster, body),
-        generated=_generated_values(cluster, name, ns) if live_uid else None,
+        generated=generated_values(cluster, name, ns) if live_uid else None,
     )
     if run.fatal_error is not None:
         raise run.fatal_error
@@ -405,19 +404,6 @@ def diff_object(
         wanted = update_body(wanted, live, leave, field_manager)
     merged = cluster.dry_run_apply(wanted, field_manager=field_manager, force=True)
     return compare(live, merged, sensitive)
-
-
-def _generated_values(cluster: DiffCluster, cr_name: str, namespace: str | None) -> dict[str, str]:
-    """The values ``random_string()`` generated for the CR, from the live
-    ``<cr>-oper8d-generated`` Secret (by data key; empty when there is none)."""
-    secret = cluster.get("v1", "Secret", generated_secret_name(cr_name), namespace or "default")
-    values: dict[str, str] = {}
-    for key, value in ((secret or {}).get("data") or {}).items():
-        try:
-            values[key] = base64.b64decode(str(value)).decode()
-        except (ValueError, UnicodeDecodeError):
-            continue  # not one of ours: a fresh value is rendered for it
-    return values
 
 
 def _config_defaults(cluster: DiffCluster, cr: Obj) -> list[Obj]:

@@ -17,6 +17,11 @@ SCHEMAS = {
     "operator.schema.json": json.loads((ROOT / "schemas/operator.schema.json").read_text()),
     "component.schema.json": json.loads((ROOT / "schemas/component.schema.json").read_text()),
 }
+#: what commands print (``-o json|yaml``), documented after the bundle's files
+OUTPUT_SCHEMAS = {
+    "trace.schema.json": json.loads((ROOT / "schemas/trace.schema.json").read_text()),
+}
+SCHEMAS.update(OUTPUT_SCHEMAS)
 OUT = ROOT / "docs/reference.md"
 
 
@@ -81,7 +86,19 @@ def generate() -> str:
     top = SCHEMAS["operator.schema.json"]
     out += section("Operator", top, "operator.schema.json")
     for file in SCHEMAS:
-        for name, node in SCHEMAS[file].get("$defs", {}).items():
+        if file not in OUTPUT_SCHEMAS:
+            for name, node in SCHEMAS[file].get("$defs", {}).items():
+                out += section(name, node, file)
+    out += [
+        "# Command output",
+        "",
+        "The structures commands print with `-o json` and `-o yaml`; generated from",
+        "`schemas/<name>.schema.json` like the above.",
+        "",
+    ]
+    for file, schema in OUTPUT_SCHEMAS.items():
+        out += section(schema["title"], schema, file)
+        for name, node in schema.get("$defs", {}).items():
             out += section(name, node, file)
     return "\n".join(out).rstrip() + "\n"
 

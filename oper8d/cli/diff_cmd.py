@@ -9,11 +9,9 @@ stderr, never as tracebacks. The kubernetes client is imported only when the com
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -39,9 +37,6 @@ __all__ = ["EXIT_DIFFERENCES", "EXIT_ERROR", "EXIT_SAME", "diff"]
 EXIT_SAME = 0
 EXIT_DIFFERENCES = 1
 EXIT_ERROR = 2
-
-#: where a Pod finds its own namespace (the in-cluster default, as kubectl uses it)
-_SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
 @click.command(name="diff", short_help="Show what the operator would change in a cluster.")
@@ -79,7 +74,7 @@ def diff(bundle: str, cr_path: str, kubeconfig: str | None) -> None:
     if problems:
         fail(problems, hint=f"fix the CR ({cr_path}) and diff again", code=EXIT_ERROR)
 
-    from oper8d.cli.run_cluster import api_client
+    from oper8d.cli.run_cluster import api_client, context_namespace
     from oper8d.cluster.kube import KubeCluster
     from oper8d.diff import diff_cr
 
@@ -92,7 +87,7 @@ def diff(bundle: str, cr_path: str, kubeconfig: str | None) -> None:
             b,
             cr.data,
             KubeCluster(client, field_manager=b.name),
-            namespace=_context_namespace(kubeconfig),
+            namespace=context_namespace(kubeconfig),
         )
     except ClusterError as err:
         hint = "is the cluster reachable? (check --kubeconfig)" if err.status is None else None
@@ -128,23 +123,6 @@ def _input_errors_exit(code: int) -> Iterator[None]:
         if exit_.code in (EXIT_INVALID, EXIT_USAGE):
             raise SystemExit(code) from None
         raise
-
-
-def _context_namespace(kubeconfig: str | None) -> str:
-    """The namespace a CR without one goes to, as kubectl picks it: the current context's
-    namespace, the Pod's own namespace in a cluster, else ``default``."""
-    if not kubeconfig and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        try:
-            return _SERVICE_ACCOUNT_NAMESPACE.read_text(encoding="utf-8").strip() or "default"
-        except OSError:
-            return "default"
-    from kubernetes import config
-
-    try:
-        _contexts, active = config.list_kube_config_contexts(config_file=kubeconfig)
-    except Exception:  # no usable kubeconfig: api_client() has reported it already
-        return "default"
-    return str(((active or {}).get("context") or {}).get("namespace") or "default")
 
 
 def _close(client: Any) -> None:

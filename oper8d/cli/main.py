@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 _LAZY_COMMANDS = {
     "run": "oper8d.cli.run_cmd:run",
     "diff": "oper8d.cli.diff_cmd:diff",
+    "trace": "oper8d.cli.trace_cmd:trace",
     "test": "oper8d.cli.test_cmd:test",
     "init": "oper8d.cli.init_cmd:init",
     "manifests": "oper8d.cli.manifests_cmd:manifests",

@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
     from oper8d.runtime.options import ManagerOptions
 
 log = logging.getLogger("oper8d")
+
+#: where a Pod finds its own namespace (the in-cluster default, as kubectl uses it)
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
 def setup_logging(fmt: str) -> None:
@@ -39,6 +43,23 @@ def api_client(kubeconfig: str | None) -> Any:
         config.load_incluster_config(client_configuration=cfg)
         return client.ApiClient(cfg)
     return config.new_client_from_config()
+
+
+def context_namespace(kubeconfig: str | None) -> str:
+    """The namespace a CR without one goes to, as kubectl picks it: the current context's
+    namespace, the Pod's own namespace in a cluster, else ``default``."""
+    if not kubeconfig and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        try:
+            return SERVICE_ACCOUNT_NAMESPACE.read_text(encoding="utf-8").strip() or "default"
+        except OSError:
+            return "default"
+    from kubernetes import config
+
+    try:
+        _contexts, active = config.list_kube_config_contexts(config_file=kubeconfig)
+    except Exception:  # no usable kubeconfig: api_client() has reported it already
+        return "default"
+    return str(((active or {}).get("context") or {}).get("namespace") or "default")
 
 
 def run_on_cluster(

@@ -21,7 +21,7 @@ from typing import Any, Protocol, cast
 
 from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.bundle.reads import cluster_scoped, refusal
-from oper8d.cluster.base import Cluster
+from oper8d.cluster.base import Cluster, ClusterReader
 from oper8d.engine.config import get_path
 from oper8d.engine.kubecheck import KindWarnings
 from oper8d.engine.ownership import refuse_foreign
@@ -73,6 +73,22 @@ class SeededRandoms:
 def generated_secret_name(cr_name: str) -> str:
     """The Secret ``random_string()`` keeps a CR's values in: ``<cr>-oper8d-generated``."""
     return truncate_name(f"{cr_name}-oper8d-generated")
+
+
+def generated_values(reader: ClusterReader, cr_name: str, namespace: str | None) -> dict[str, str]:
+    """The values ``random_string()`` generated for a CR, from its live
+    ``<cr>-oper8d-generated`` Secret, by data key (empty when there is none): what
+    ``KnownRandoms`` is given by the commands that render for a live CR."""
+    import base64
+
+    secret = reader.get("v1", "Secret", generated_secret_name(cr_name), namespace or "default")
+    values: dict[str, str] = {}
+    for key, value in ((secret or {}).get("data") or {}).items():
+        try:
+            values[key] = base64.b64decode(str(value)).decode()
+        except (ValueError, UnicodeDecodeError):
+            continue  # not one of ours: a fresh value is rendered for it
+    return values
 
 
 class KnownRandoms:

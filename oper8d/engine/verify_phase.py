@@ -8,6 +8,8 @@ deploy phase completed. Reads only; a component that is not ready yet raises
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from oper8d.bundle.model import ReadyRule
 from oper8d.engine.missing import SchemaSource
 from oper8d.engine.progress import RolloutState
@@ -26,7 +28,18 @@ from oper8d.kinds import ref_of
 from oper8d.logs import component_context
 from oper8d.objects import Obj
 
-__all__ = ["VerifyPhase"]
+__all__ = ["ObjectVerdict", "VerifyPhase"]
+
+
+@dataclass(frozen=True)
+class ObjectVerdict:
+    """One rendered object (prepared for apply), its live copy (None: it does not exist)
+    and the verdict of its readiness rules."""
+
+    internal: str
+    wanted: Obj
+    live: Obj | None
+    readiness: Readiness
 
 
 class VerifyPhase:
@@ -64,16 +77,32 @@ class VerifyPhase:
         reporting it: its objects by their rules, then its ``readyWhen``. None when it is
         disabled or was not rendered (nothing to wait for). Also used by the deploy phase
         for ``dependsOn: [{component, ready: true}]``."""
+        verdicts = self.object_verdicts(name)
+        if verdicts is None:
+            return None
+        results = [v.readiness for v in verdicts] + self.ready_when(name)
+        return combine(results) if results else Readiness("ready", "NoObjects", "")
+
+    def object_verdicts(self, name: str) -> list[ObjectVerdict] | None:
+        """Each object a deployed component rendered, read from the cluster and judged by
+        its rules (``oper8d trace`` shows them one by one). None when the component is
+        disabled or was not rendered."""
         rendered = self.state.component(name)
         if rendered is None or rendered.disabled:
             return None
-        results: list[Readiness] = []
+        verdicts: list[ObjectVerdict] = []
         for internal, item in rendered.objects.items():
             meta = item.obj["metadata"]
             live = self.session.cluster.get(
                 item.obj["apiVersion"], item.obj["kind"], meta["name"], meta.get("namespace")
             )
-            results.append(self._check_rules(live, item.obj, item.resource.ready, internal))
+            verdict = self._check_rules(live, item.obj, item.resource.ready, internal)
+            verdicts.append(ObjectVerdict(internal, item.obj, live, verdict))
+        return verdicts
+
+    def ready_when(self, name: str) -> list[Readiness]:
+        """The component's own ``readyWhen`` rules that do not hold."""
+        results: list[Readiness] = []
         for rule in self.session.controller.component(name).ready:
             assert rule.expr is not None
             if not holds(rule.expr, self.session.context(component=name), self.schemas):
@@ -82,7 +111,7 @@ class VerifyPhase:
                         "waiting", "ReadyWhen", rule.message or f"{rule.expr.source} is false"
                     )
                 )
-        return combine(results) if results else Readiness("ready", "NoObjects", "")
+        return results
 
     def _check_rules(
         self, live: Obj | None, wanted: Obj, rules: tuple[ReadyRule, ...], internal: str
