@@ -34,6 +34,9 @@ Deletion = tuple[str, Obj | str]
 OWNER_LABEL = "oper8d.io/owner-uid"
 #: on every object oper8d deploys, with the value ``oper8d``
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+#: a resource's ``deletionPolicy`` when not Delete: what teardown and prune do with the
+#: live object, whatever the bundle says by then (``engine.teardown``)
+DELETION_POLICY_ANNOTATION = "oper8d.io/deletion-policy"
 
 
 def resource_version(obj: ObjView) -> str:

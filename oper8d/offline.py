@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from oper8d.bundle.model import Bundle, ComponentSpec, ControllerSpec
+from oper8d.bundle.model import Bundle, ComponentSpec, ControllerSpec, DeletionPolicy
 from oper8d.clock import FakeClock
 from oper8d.cluster.memory import MemoryCluster, sequential_uids
 from oper8d.cluster.memory.simulate import DefaultSimulator, Simulator
@@ -308,19 +308,22 @@ def would_delete(bundle: Bundle, run: OfflineRun) -> list[Deletion]:
     out: list[Deletion] = []
     for name in (c.name for c in controller.components if c.name in disabled):
         enabled_copy = dataclasses.replace(controller.component(name), enabled=None)
-        for internal, what in _render_disabled(renderers, enabled_copy):
-            out.append(
-                (name, what if isinstance(what, str) else deployer.prepare(what, internal, name))
-            )
+        for internal, what, policy in _render_disabled(renderers, enabled_copy):
+            if not isinstance(what, str):
+                what = deployer.prepare(what, internal, name, policy=policy)
+            out.append((name, what))
     return out
 
 
 def _render_disabled(
     renderers: list[Renderer], component: ComponentSpec
-) -> list[tuple[str, Obj | str]]:
-    """(internal name, object) of each object of ``component`` from the first renderer
-    that renders it; (internal name, "all <kind> objects ...") for an object whose name
+) -> list[tuple[str, Obj | str, DeletionPolicy]]:
+    """(internal name, object, its resource's deletionPolicy) of each object of
+    ``component`` from the first renderer that renders it, Retain ones left out (nothing
+    removes them); (internal name, "all <kind> objects ...") for an object whose name
     depends on an absent object; one such line per declared kind when none renders it."""
+    if all(res.deletion_policy == "Retain" for res in component.resources):
+        return []
     why = ""
     for renderer in renderers:
         try:
@@ -330,18 +333,22 @@ def _render_disabled(
             continue
         unknown = "the name of {} depends on a live() object that does not exist offline"
         return [
-            (internal, item.obj)
+            (internal, item.obj, item.resource.deletion_policy)
             if not _depends_on_absent(item.obj)
             else (
                 internal,
                 _all_of(item.obj["apiVersion"], item.obj["kind"], unknown.format(internal)),
+                item.resource.deletion_policy,
             )
             for internal, item in objects.items()
+            if item.resource.deletion_policy != "Retain"
         ]
-    kinds = dict.fromkeys(k for res in component.resources for k in res.kinds)
+    kinds = dict.fromkeys(
+        k for res in component.resources if res.deletion_policy != "Retain" for k in res.kinds
+    )
     if not kinds:
-        return [("", f"all objects of the component ({why})")]
-    return [("", _all_of(api_version, kind, why)) for api_version, kind in kinds]
+        return [("", f"all objects of the component ({why})", "Delete")]
+    return [("", _all_of(api_version, kind, why), "Delete") for api_version, kind in kinds]
 
 
 def _known(internal: str, obj: Obj) -> Obj | str:

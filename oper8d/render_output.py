@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from oper8d import yamlio
-from oper8d.objects import Deletion, Obj
+from oper8d.objects import DELETION_POLICY_ANNOTATION, Deletion, Obj
 from oper8d.redaction import SensitiveValues, is_secret, mask_secret, redact_strings
 
 __all__ = ["MASKED_HINT", "mask_objects", "object_ref", "render_stream", "write_folder"]
@@ -69,10 +69,20 @@ def _masked_lines(refs: Sequence[str]) -> list[str]:
 
 def _deletion_lines(deletions: Sequence[Deletion]) -> list[str]:
     return [
-        f"would delete (component '{component}' is disabled): "
+        f"{_verb(what)} (component '{component}' is disabled): "
         + (what if isinstance(what, str) else object_ref(what))
         for component, what in deletions
     ]
+
+
+def _verb(what: Obj | str) -> str:
+    """An object of a ``deletionPolicy: Orphan`` resource is released, not deleted (a
+    Retain one is not listed at all)."""
+    if isinstance(what, str):
+        return "would delete"
+    annotations = (what.get("metadata") or {}).get("annotations") or {}
+    orphan = annotations.get(DELETION_POLICY_ANNOTATION) == "Orphan"
+    return "would release" if orphan else "would delete"
 
 
 def render_stream(

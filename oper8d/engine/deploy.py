@@ -36,7 +36,7 @@ from oper8d.errors import ClusterError, PreconditionError
 from oper8d.fieldpaths import format_field_path, parse_field_path
 from oper8d.kinds import api_version_problem, group_of, is_cluster_scoped
 from oper8d.logs import Logger
-from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
+from oper8d.objects import DELETION_POLICY_ANNOTATION, MANAGED_BY_LABEL, OWNER_LABEL, Obj
 
 log = Logger("oper8d.deploy")
 
@@ -46,9 +46,6 @@ COMPONENT_ANNOTATION = "oper8d.io/component"
 LEAVE_ANNOTATION = "oper8d.io/leave-to-others"
 #: on the CR: the ``apiVersion/Kind``s it has deployed, so pruning knows what to list
 INVENTORY_ANNOTATION = "oper8d.io/inventory"
-#: a resource's ``deletionPolicy`` when not Delete: what teardown and prune do with the
-#: live object, whatever the bundle says by then (``engine.teardown``)
-DELETION_POLICY_ANNOTATION = "oper8d.io/deletion-policy"
 #: metadata keys first in a prepared object, in this order; the rest follow as they came
 _METADATA_ORDER = ("name", "generateName", "namespace", "labels", "annotations", "ownerReferences")
 

@@ -35,9 +35,9 @@ from oper8d.engine.conditions import (
     with_conditions,
     with_kstatus_conditions,
 )
-from oper8d.engine.deploy import DELETION_POLICY_ANNOTATION, DeployManager, component_of, identity
+from oper8d.engine.deploy import DeployManager, component_of, identity
 from oper8d.kinds import ref_of
-from oper8d.objects import MANAGED_BY_LABEL, OWNER_LABEL, Obj
+from oper8d.objects import DELETION_POLICY_ANNOTATION, MANAGED_BY_LABEL, OWNER_LABEL, Obj
 
 __all__ = ["Blocker", "deleting_status", "deletion_policy_of", "prune", "released", "tear_down"]
 

@@ -118,3 +118,26 @@ def test_orphan_without_the_finalizer_is_refused_at_its_line(tmp_path: Path) -> 
     text = str(err.value)
     assert "deletionPolicy: Orphan needs" in text and "finalize" in text
     assert "operator.yaml:" in text
+
+
+def test_render_says_what_a_disabled_component_would_release_and_keeps_quiet_on_retain(
+    tmp_path: Path,
+) -> None:
+    from click.testing import CliRunner
+
+    from oper8d.cli.main import main
+
+    bundle = tmp_path / "b"
+    build(bundle, POLICIES)
+    cr = tmp_path / "cr.yaml"
+    cr.write_text(
+        f"apiVersion: {API}\nkind: {KIND}\nmetadata: {{name: demo, namespace: {NS}}}\n"
+        "spec: {app: false}\n"
+    )
+    result = CliRunner().invoke(main, ["render", str(bundle), "--cr", str(cr)])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if "is disabled" in line]
+    assert lines == [
+        "# would delete (component 'app' is disabled): v1 ConfigMap default/demo-app",
+        "# would release (component 'app' is disabled): v1 ConfigMap default/demo-app-o",
+    ]
