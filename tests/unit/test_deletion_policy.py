@@ -7,34 +7,12 @@ from pathlib import Path
 
 import pytest
 from bundles import Harness, build, condition
+from deletion_bundles import POLICIES
 
 from oper8d.errors import BundleError
 from oper8d.objects import OWNER_LABEL
 
 API, KIND, NS = "demo.oper8d.io/v1alpha1", "Demo", "default"
-
-POLICIES = """
-components:
-  - name: data
-    resources:
-      - name: kept
-        deletionPolicy: Retain
-        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: "{{ scoped_name('kept') }}"}}
-      - name: handed
-        deletionPolicy: Orphan
-        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: "{{ scoped_name('handed') }}"}}
-  - name: app
-    enabled: "spec.app | default(true)"
-    dependsOn: [data]
-    resources:
-      - name: cm
-        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: "{{ scoped_name('app') }}"}}
-      - name: orphan
-        deletionPolicy: Orphan
-        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: "{{ scoped_name('app-o') }}"}}
-finalize:
-  enabled: true
-"""
 
 
 def _oper8d_marks(obj: dict) -> list[str]:  # type: ignore[type-arg]
