@@ -20,9 +20,10 @@ import urllib.request
 from typing import Any
 
 import pytest
-from test_kubeschema_real import _collection
+from apiserver import collection
 
 from oper8d.envtest import Environment
+from oper8d.envtest.provisioner import STORAGE_CLASS
 from oper8d.kubeschema import KubeSchemas
 from oper8d.kubeschema.immutable import is_immutable_message
 from tests.unit.immutable_corpus import (
@@ -37,6 +38,9 @@ from tests.unit.immutable_corpus import (
 pytestmark = pytest.mark.integration
 
 _SCHEMAS = KubeSchemas.builtin()
+#: the test environment's default StorageClass (``oper8d.envtest``'s volume provisioner)
+DEFAULT_CLASS = STORAGE_CLASS
+
 _EXPANDABLE = {
     "apiVersion": "storage.k8s.io/v1",
     "kind": "StorageClass",
@@ -70,7 +74,7 @@ def _request(
 
 
 def _path(obj: dict[str, Any]) -> str:
-    return f"{_collection(obj, _SCHEMAS)}/{obj['metadata']['name']}"
+    return f"{collection(obj, _SCHEMAS)}/{obj['metadata']['name']}"
 
 
 def _apply(env: Environment, obj: dict[str, Any], query: str = "") -> tuple[int, Any]:
@@ -109,10 +113,36 @@ def created(envtest: Environment) -> dict[str, dict[str, tuple[bool, tuple[str, 
     """The apiserver's verdict on each case and verb (objects created once per case)."""
     status, answer = _apply(envtest, copy.deepcopy(_EXPANDABLE))
     assert status < 300, answer
-    verdicts: dict[str, dict[str, tuple[bool, tuple[str, ...], str]]] = {}
-    for case in cases():
-        verdicts[case.name] = {verb: _real_verdict(envtest, case, verb) for verb in VERBS}
+    # the test environment's default StorageClass (its volume provisioner's) would fill a
+    # claim's storageClassName at create, and a claim whose class is set once from none
+    # (a case here) could not be made: it stops being the default while the claims are made
+    _set_default_class(envtest, "false")
+    try:
+        verdicts: dict[str, dict[str, tuple[bool, tuple[str, ...], str]]] = {}
+        for case in cases():
+            verdicts[case.name] = {verb: _real_verdict(envtest, case, verb) for verb in VERBS}
+    finally:
+        _set_default_class(envtest, "true")
     return verdicts
+
+
+def _set_default_class(env: Environment, value: str) -> None:
+    body = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {
+            "name": DEFAULT_CLASS,
+            "annotations": {"storageclass.kubernetes.io/is-default-class": value},
+        },
+    }
+    status, answer = _request(
+        env,
+        "PATCH",
+        f"/apis/storage.k8s.io/v1/storageclasses/{DEFAULT_CLASS}",
+        body,
+        "application/merge-patch+json",
+    )
+    assert status < 300, answer
 
 
 @pytest.mark.parametrize("verb", VERBS)
