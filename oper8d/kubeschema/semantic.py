@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard
 
 from oper8d.kubeschema.bounds import bound_problems
+from oper8d.kubeschema.cron import schedule_problem
 from oper8d.kubeschema.kindrules import KIND_RULES
 from oper8d.kubeschema.messages import Errors, Path, show_value
 from oper8d.kubeschema.objectmeta import label_annotation_problems, subdomain_problem
@@ -248,18 +249,13 @@ def _network_policy(obj: dict[str, Any], errors: Errors) -> None:
                     errors.append((path, f"Invalid value: {high}: {message}"))
 
 
-#: the shorthands of Go's cron parser that a CronJob schedule may be instead of 5 fields
-_CRON_DESCRIPTOR = re.compile(r"@(yearly|annually|monthly|weekly|daily|midnight|hourly|every .+)")
-
-
 def _cron_schedule(obj: dict[str, Any], errors: Errors) -> None:
     schedule = _at(obj, "spec", "schedule")
-    if not isinstance(schedule, str) or _CRON_DESCRIPTOR.fullmatch(schedule.strip()):
+    if not isinstance(schedule, str):
         return
-    fields = schedule.split()
-    if len(fields) != 5 and not schedule.lstrip().startswith(("TZ=", "CRON_TZ=")):
-        message = f"expected exactly 5 fields, found {len(fields)}: {schedule}"
-        errors.append((("spec", "schedule"), f"Invalid value: {show_value(schedule)}: {message}"))
+    problem = schedule_problem(schedule)
+    if problem is not None:
+        errors.append((("spec", "schedule"), f"Invalid value: {show_value(schedule)}: {problem}"))
 
 
 def _pdb(obj: dict[str, Any], errors: Errors) -> None:

@@ -38,10 +38,6 @@ NAMESPACE = "default"
 
 #: each class of miss: why the offline check says less than the apiserver there
 MISS_CLASSES: dict[str, str] = {
-    "cron": (
-        "a CronJob schedule's fields are counted, not parsed: ranges, steps and a TZ= prefix "
-        "are left to the apiserver's cron parser (issue 18 item 2 parses them)"
-    ),
     "time zone": (
         "a CronJob's timeZone needs the IANA time zone database as the apiserver embeds it; "
         "the host's may differ (a false alarm where it lacks a zone)"
@@ -77,12 +73,6 @@ MISS_CLASSES: dict[str, str] = {
 #: every miss, by the label of its mutation ("Kind: edit"), or a label's start (ending in
 #: ": "), and its class; each must still occur
 KNOWN_MISSES: dict[str, str] = {
-    **{
-        f"CronJob: schedule {s!r}": "cron"
-        for s in ("*/0 * * * *", "0 0 32 * *", "0 25 * * *", "61 * * * *")
-    },
-    "CronJob: schedule 'CRON_TZ=UTC 0 * * * *'": "cron",
-    "CronJob: schedule 'TZ=UTC 0 * * * *'": "cron",
     "CronJob: timeZone Mars/Olympus": "time zone",
     **{
         f"{kind}: env fieldPath unknown": "field paths"
