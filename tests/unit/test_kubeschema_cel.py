@@ -286,3 +286,16 @@ def test_validate_cr_reports_a_broken_rule_of_the_bundle_schema_at_its_line(
     result = CliRunner().invoke(main, ["validate", str(bundle), "--cr", str(cr)])
     assert result.exit_code == 0, result.output
     assert 'rule "self.name.matches' in result.stderr  # unchecked, said
+
+
+def test_only_a_comparison_that_may_reach_a_set_or_map_list_goes_unchecked() -> None:
+    ports = {"type": "array", "items": STR, "x-kubernetes-list-type": "set"}
+    schema = rules(
+        {"rule": "self.mode != 'legacy'", "message": "no legacy"},
+        "self.ports == ['a', 'b']",
+        type="object",
+        properties={"mode": STR, "ports": ports},
+    )
+    errors, unchecked = check(schema, {"mode": "legacy", "ports": ["b", "a"]})
+    assert errors == [': Invalid value: "object": no legacy']
+    assert len(unchecked) == 1 and "set or map list (ports)" in unchecked[0]

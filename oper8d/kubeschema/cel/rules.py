@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from oper8d.kubeschema.cel.runtime import Runtime, Unchecked
-from oper8d.kubeschema.cel.values import has_unordered_lists, typed, with_defaults
+from oper8d.kubeschema.cel.values import typed, unordered_lists, with_defaults
 from oper8d.kubeschema.messages import Errors, MapKey, Path, format_path, json_type
 
 _ABSENT: Any = object()
@@ -182,8 +182,7 @@ class _Walk:
                 self.runtime.compiled(text)
                 if transition and rule.get("optionalOldSelf") is True:
                     raise Unchecked("optionalOldSelf is not evaluated here")
-                if ("==" in text or "!=" in text) and has_unordered_lists(schema):
-                    raise Unchecked("compares a set or map list (Kubernetes ignores their order)")
+                _order_free(text, schema, transition)
                 if data is None or (transition and "oldSelf" not in data):
                     times = set()
                     data = {"self": typed(schema, value, times, resource=resource)}
@@ -222,6 +221,19 @@ class _Walk:
     def skip(self, path: Path, rule: str, why: str) -> None:
         where = format_path(path) or "<root>"
         self.unchecked.append(f"{where}: rule {rule!r} not checked: {why}")
+
+
+def _order_free(rule: str, schema: Mapping[str, Any], transition: bool) -> None:
+    """Unchecked when ``rule`` may compare a ``set`` or ``map`` list (equal in any order
+    to the apiserver, not here): it compares, and names such a list or compares whole
+    values (``self == oldSelf``)."""
+    if "==" not in rule and "!=" not in rule:
+        return
+    lists = unordered_lists(schema)
+    named = sorted(name for name in lists if name == "self" or name in rule)
+    if lists and (named or transition):
+        fields = ", ".join(named or sorted(lists))
+        raise Unchecked(f"may compare a set or map list ({fields}), equal in any order there")
 
 
 def _time_free(rule: str, times: set[str], transition: bool) -> None:

@@ -115,13 +115,16 @@ def _raw(value: Any) -> Any:
     return value
 
 
-def has_unordered_lists(schema: Any, depth: int = 0) -> bool:
-    """Whether ``schema`` holds a list of type ``set`` or ``map`` (which the apiserver
-    compares without order) anywhere."""
+def unordered_lists(schema: Any, name: str = "self", depth: int = 0) -> set[str]:
+    """The names of the lists of type ``set`` or ``map`` in ``schema`` (``name`` for the
+    node itself), which the apiserver compares without regard to order."""
     if not isinstance(schema, Mapping) or depth > 64:
-        return False
+        return set()
+    found: set[str] = set()
     if schema.get("type") == "array" and schema.get("x-kubernetes-list-type") in ("set", "map"):
-        return True
-    subs = [*(schema.get("properties") or {}).values(), schema.get("items")]
-    subs.append(schema.get("additionalProperties"))
-    return any(has_unordered_lists(s, depth + 1) for s in subs)
+        found.add(name)
+    for key, sub in (schema.get("properties") or {}).items():
+        found |= unordered_lists(sub, key, depth + 1)
+    for sub in (schema.get("items"), schema.get("additionalProperties")):
+        found |= unordered_lists(sub, name, depth + 1)
+    return found
