@@ -14,6 +14,7 @@ read as Go does, or the iteration budget of the CEL core (10,000 comprehension s
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -126,7 +127,10 @@ def _classified(message: str) -> Exception:
 
 
 def _first_line(e: Exception) -> str:
+    """The core's message without its status code, position and container."""
     text = str(e).strip()
     for prefix in ("INVALID_ARGUMENT: ", "INTERNAL: "):
         text = text.removeprefix(prefix)
-    return text.splitlines()[0] if text else type(e).__name__
+    line = text.splitlines()[0] if text else type(e).__name__
+    line = re.sub(r"^ERROR: <input>:\d+:\d+: ", "", line)
+    return line.replace(" (in container '')", "")
