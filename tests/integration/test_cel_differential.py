@@ -7,7 +7,8 @@ lists libraries; defaults) and some it cannot (``ip()``, a ``date-time`` field, 
 iteration budget). Values are generated (seeded) for each part of the spec, valid and
 invalid, and sent to the real apiserver as a create (``dryRun=All``) and, for transition
 rules, as an update (``dryRun=All``) of a stored object; ``KubeSchemas.validate`` checks
-the same object offline (with the stored object as ``old`` on update).
+the same object offline (with the stored object as ``old`` on update), and the in-memory
+cluster takes or refuses the same create or update.
 
 Each case's verdict (accepted, or refused and at which fields) must be the same. A case
 where a rule went unchecked offline is counted apart, not as agreement; the numbers are
@@ -28,7 +29,9 @@ import pytest
 from harness import wait_for
 from test_kubeschema_real import _send
 
+from oper8d.cluster.memory import MemoryCluster
 from oper8d.envtest import Environment
+from oper8d.errors import ClusterError
 from oper8d.kubeschema import KubeSchemas
 
 pytestmark = pytest.mark.integration
@@ -282,6 +285,19 @@ def _real_verdict(status: int, text: str) -> tuple[bool, frozenset[str]]:
     return False, frozenset(c.get("field", "") for c in causes)
 
 
+def _memory_verdict(cluster: MemoryCluster, obj: Obj, old: Obj | None) -> bool:
+    """Whether the in-memory cluster takes the create (or, after creating ``old``, the
+    update) of ``obj``."""
+    if old is not None:
+        cluster.create(copy.deepcopy(old))
+    try:
+        (cluster.update if old is not None else cluster.create)(copy.deepcopy(obj))
+    except ClusterError as e:
+        assert e.status == 422, e
+        return False
+    return True
+
+
 def _offline_verdict(
     schemas: KubeSchemas, obj: Obj, old: Obj | None
 ) -> tuple[bool, frozenset[str], bool]:
@@ -308,10 +324,13 @@ def _tally(
     part: str,
     real: tuple[bool, frozenset[str]],
     offline: tuple[bool, frozenset[str], bool],
+    memory: bool,
     disagreements: list[str],
     describe: str,
 ) -> None:
     CEL_DIFFERENTIAL["cases"] += 1
+    if memory != offline[0]:  # one check, two callers: they must never part
+        disagreements.append(f"{part}: in-memory cluster {memory}, offline {offline}: {describe}")
     if offline[2]:
         CEL_DIFFERENTIAL["unchecked"] += 1
         CEL_DIFFERENTIAL[f"unchecked: {part}"] += 1
@@ -330,11 +349,14 @@ def _tally(
 def test_cel_verdicts_match_the_apiserver(envtest: Environment, installed: KubeSchemas) -> None:
     rnd = random.Random(20)
     disagreements: list[str] = []
-    for part, spec in _creates(rnd):
+    memory = MemoryCluster(schemas=installed)
+    memory.register_kind(f"{GROUP}/v1", "CelCheck", namespaced=True)
+    for i, (part, spec) in enumerate(_creates(rnd)):
         obj = _obj("c", spec)
         real = _real_verdict(*_send(envtest, "POST", COLLECTION, obj, "?dryRun=All"))
         offline = _offline_verdict(installed, obj, None)
-        _tally(part, real, offline, disagreements, json.dumps(spec))
+        in_memory = _memory_verdict(memory, _obj(f"c{i}", spec), None)
+        _tally(part, real, offline, in_memory, disagreements, json.dumps(spec))
     for i, (part, before, after) in enumerate(_updates(rnd)):
         name = f"u{i}-{''.join(rnd.choice(string.ascii_lowercase) for _ in range(5))}"
         status, text = _send(envtest, "POST", COLLECTION, _obj(name, before))
@@ -344,7 +366,10 @@ def test_cel_verdicts_match_the_apiserver(envtest: Environment, installed: KubeS
         new["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
         real = _real_verdict(*_send(envtest, "PUT", f"{COLLECTION}/{name}", new, "?dryRun=All"))
         offline = _offline_verdict(installed, new, stored)
-        _tally(f"update {part}", real, offline, disagreements, json.dumps([before, after]))
+        in_memory = _memory_verdict(memory, _obj(name, after), _obj(name, before))
+        _tally(
+            f"update {part}", real, offline, in_memory, disagreements, json.dumps([before, after])
+        )
         _send(envtest, "DELETE", f"{COLLECTION}/{name}", {})
     print(f"\nCEL differential: {dict(CEL_DIFFERENTIAL)}")
     assert disagreements == []
