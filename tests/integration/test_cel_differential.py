@@ -1,10 +1,10 @@
 """Differential test: CRD ``x-kubernetes-validations`` (CEL), offline against the apiserver.
 
 One CRD holds rules of every kind oper8d evaluates (on objects, lists, maps, strings,
-integers, int-or-string; transition rules; ``messageExpression``, ``reason`` and
-``fieldPath``; optional fields with ``has()`` and ``.?``; the quantity, regex, url and
-lists libraries; defaults) and some it cannot (``ip()``, a ``date-time`` field, the
-iteration budget). Values are generated (seeded) for each part of the spec, valid and
+integers, int-or-string; transition rules, ``optionalOldSelf`` too; ``messageExpression``,
+``reason`` and ``fieldPath``; optional fields with ``has()`` and ``.?``; the quantity,
+regex, url and lists libraries; defaults) and some it cannot (``ip()``, a ``date-time``
+field, the iteration budget). Values are generated (seeded) for each part of the spec, valid and
 invalid, and sent to the real apiserver as a create (``dryRun=All``) and, for transition
 rules, as an update (``dryRun=All``) of a stored object; ``KubeSchemas.validate`` checks
 the same object offline (with the stored object as ``old`` on update), and the in-memory
@@ -102,6 +102,11 @@ SPEC: Obj = _rules(
             **INT,
         ),
         "immutable": _rules({"rule": "self == oldSelf", "message": "is immutable"}, **STR),
+        "level": _rules(
+            {"rule": "!oldSelf.hasValue() || self >= oldSelf.value()", "optionalOldSelf": True},
+            {"rule": "oldSelf.hasValue() || self < 100", "optionalOldSelf": True},
+            **INT,
+        ),
         "resources": _rules(
             "!has(self.memory) || quantity(self.memory).compareTo(quantity('4Gi')) <= 0",
             "!has(self.cpu) || isQuantity(self.cpu) && "
@@ -206,6 +211,7 @@ def _creates(rnd: random.Random) -> Iterator[tuple[str, Obj]]:
             {"sizes": [rnd.choice([0, 1, 5, 20, 49, 50, 60]) for _ in range(rnd.randint(0, 4))]},
         )
         yield "replicas", {"replicas": rnd.randint(0, 12)}
+        yield "level", {"level": rnd.choice([0, 50, 99, 100, 150])}
         units = ["", "m", "k", "Mi", "Gi", "G", "Ti", "e3", "x", " Gi"]
         memory = f"{rnd.choice(['1', '4', '4096', '0.5', '5', '.5', 'x'])}{rnd.choice(units)}"
         cpu = f"{rnd.choice(['1', '8', '7.999', '500', '9'])}{rnd.choice(['', 'm', 'k', 'z'])}"
@@ -258,6 +264,8 @@ def _updates(rnd: random.Random) -> Iterator[tuple[str, Obj, Obj]]:
     """(part, stored spec, new spec): updates that run the transition rules."""
     for _ in range(10):
         yield "replicas", {"replicas": rnd.randint(0, 10)}, {"replicas": rnd.randint(0, 10)}
+        level = {"level": rnd.choice([0, 50, 99])}
+        yield "level", level, {"level": rnd.choice([0, 50, 99, 150])}
         old = rnd.choice(["a", "b"])
         yield "immutable", {"immutable": old}, {"immutable": rnd.choice(["a", "b"])}
         stored = [{"name": "web", "port": 80}, {"name": "tls", "port": 443}]

@@ -299,3 +299,21 @@ def test_only_a_comparison_that_may_reach_a_set_or_map_list_goes_unchecked() -> 
     errors, unchecked = check(schema, {"mode": "legacy", "ports": ["b", "a"]})
     assert errors == [': Invalid value: "object": no legacy']
     assert len(unchecked) == 1 and "set or map list (ports)" in unchecked[0]
+
+
+def test_optional_old_self_runs_on_create_with_no_old_value() -> None:
+    rule = {
+        "rule": "!oldSelf.hasValue() || self >= oldSelf.value()",
+        "optionalOldSelf": True,
+        "messageExpression": "'not below ' + string(oldSelf.orValue(0))",
+    }
+    create_only = {"rule": "oldSelf.hasValue() || self < 100", "optionalOldSelf": True}
+    schema = spec_schema(size=rules(rule, create_only, **INT))
+    assert check(schema, {"size": 5}) == ([], [])
+    assert check(schema, {"size": 200})[0] == [
+        'size: Invalid value: "integer": failed rule: oldSelf.hasValue() || self < 100'
+    ]
+    assert check(schema, {"size": 200}, {"size": 5}) == ([], [])
+    assert check(schema, {"size": 4}, {"size": 5})[0] == [
+        'size: Invalid value: "integer": not below 5'
+    ]

@@ -9,8 +9,9 @@ What the apiserver does, and so this does:
 - each rule runs at the node that declares it, ``self`` the node's value (typed by
   ``values.typed``); a null or absent node runs none;
 - a transition rule (one that names ``oldSelf``) runs only on update, where the node has
-  an old value: properties and map values correlate by name, items of a ``map`` list by
-  their keys; items of other lists do not correlate, so no transition rule runs there;
+  an old value (with ``optionalOldSelf: true`` always, ``oldSelf`` an optional then):
+  properties and map values correlate by name, items of a ``map`` list by their keys;
+  items of other lists do not correlate, so no transition rule runs there;
 - ratcheting: on update, a rule without ``oldSelf`` is not run where the value is
   unchanged from the old object (an object stored before a rule was added stays
   updatable);
@@ -36,6 +37,8 @@ from oper8d.kubeschema.cel.values import typed, unordered_lists, with_defaults
 from oper8d.kubeschema.messages import Errors, MapKey, Path, format_path, json_type
 
 _ABSENT: Any = object()
+#: the variables an ``optionalOldSelf`` rule's optional ``oldSelf`` is made of
+_OLD, _HAS_OLD = "oper8dOldSelf", "oper8dHasOldSelf"
 _STRINGS = re.compile(r"""'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*\"""", re.S)
 _OLD_SELF = re.compile(r"\boldSelf\b")
 _FIELD_STEP = re.compile(r"\.([A-Za-z_$][A-Za-z0-9_$-]*)|\[\s*'((?:\\.|[^'\\])*)'\s*\]")
@@ -168,9 +171,8 @@ class _Walk:
                 continue
             text = rule["rule"]
             transition = uses_old_self(text)
-            if transition and old is _ABSENT:
-                if rule.get("optionalOldSelf") is True:
-                    self.skip(path, text, "optionalOldSelf is not evaluated here")
+            optional = transition and rule.get("optionalOldSelf") is True
+            if transition and old is _ABSENT and not optional:
                 continue  # the apiserver runs transition rules on update only
             if same and not transition:
                 continue  # ratcheting: an unchanged value keeps passing
@@ -179,22 +181,23 @@ class _Walk:
                 continue
             self.budget -= 1
             try:
-                self.runtime.compiled(text)
-                if transition and rule.get("optionalOldSelf") is True:
-                    raise Unchecked("optionalOldSelf is not evaluated here")
+                self.runtime.compiled(_optional_old(text) if optional else text)
                 _order_free(text, schema, transition)
-                if data is None or (transition and "oldSelf" not in data):
+                if data is None or (transition and _HAS_OLD not in data):
                     times = set()
                     data = {"self": typed(schema, value, times, resource=resource)}
-                    if old is not _ABSENT and transition:
-                        data["oldSelf"] = typed(schema, old, times, resource=resource)
+                    if transition:
+                        data[_HAS_OLD] = old is not _ABSENT
+                        if old is not _ABSENT:
+                            data["oldSelf"] = typed(schema, old, times, resource=resource)
+                        data[_OLD] = data.get("oldSelf")
                 _time_free(text, times, transition)
-                verdict = self.runtime.verdict(text, data)
+                verdict = self.runtime.verdict(_optional_old(text) if optional else text, data)
             except Unchecked as e:
                 self.skip(path, text, str(e))
                 continue
             if not verdict.ok:
-                self.fail(rule, text, value, path, data, verdict.error)
+                self.fail(rule, text, value, path, data, verdict.error, optional)
 
     def fail(
         self,
@@ -204,8 +207,9 @@ class _Walk:
         path: Path,
         data: dict[str, Any],
         error: str | None,
+        optional: bool,
     ) -> None:
-        message = _message(self.runtime, rule, text, data) if error is None else None
+        message = _message(self.runtime, rule, data, optional) if error is None else None
         if message is None:
             plain = rule.get("message")
             message = plain if isinstance(plain, str) and plain.strip() else f"failed rule: {text}"
@@ -245,12 +249,19 @@ def _time_free(rule: str, times: set[str], transition: bool) -> None:
         raise Unchecked(f"may read a date or duration field ({fields}), times to the apiserver")
 
 
+def _optional_old(rule: str) -> str:
+    """``rule`` with ``oldSelf`` an optional (``optionalOldSelf: true``): none on create."""
+    return f"cel.bind(oldSelf, {_HAS_OLD} ? optional.of({_OLD}) : optional.none(), ({rule}))"
+
+
 def _message(
-    runtime: Runtime, rule: Mapping[str, Any], text: str, data: dict[str, Any]
+    runtime: Runtime, rule: Mapping[str, Any], data: dict[str, Any], optional: bool
 ) -> str | None:
     expression = rule.get("messageExpression")
     if not isinstance(expression, str):
         return None
+    if optional and uses_old_self(expression):
+        expression = _optional_old(expression)
     try:
         value = runtime.evaluate(expression, data)
     except Exception:  # any failure falls back to the plain message, as the apiserver does

@@ -58,11 +58,17 @@ class Runtime:
         if self._env is None:
             try:
                 from cel_expr_python import cel
-                from cel_expr_python.ext import ext_optional, ext_strings
+                from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
             except ImportError as e:  # a platform without the CEL core's wheel
                 raise Unchecked(f"the CEL runtime cannot be loaded ({e})") from None
-            variables = {"self": cel.Type.DYN, "oldSelf": cel.Type.DYN}
-            extensions = [ext_strings.ExtStrings(), ext_optional.ExtOptional()]
+            dyn = cel.Type.DYN
+            variables = {"self": dyn, "oldSelf": dyn, "oper8dOldSelf": dyn}
+            variables["oper8dHasOldSelf"] = cel.Type.BOOL  # (rules.py: optionalOldSelf)
+            extensions = [
+                ext_strings.ExtStrings(),
+                ext_optional.ExtOptional(),
+                ext_bindings.ExtBindings(),  # cel.bind: what rules.py makes of optionalOldSelf
+            ]
             self._env = cel.NewEnv(
                 variables=variables, extensions=extensions, functions=declarations(cel)
             )
