@@ -53,8 +53,9 @@ from oper8d.engine.leave import update_body
 from oper8d.engine.prune import prunable
 from oper8d.engine.session import KnownRandoms, SeededRandoms, generated_values
 from oper8d.engine.teardown import deletion_policy_of, released
-from oper8d.errors import ClusterError
+from oper8d.errors import ClusterError, ConfigError
 from oper8d.kinds import is_cluster_scoped, ref_of
+from oper8d.kubeschema import KubeSchemas
 from oper8d.objects import OWNER_LABEL, Obj
 from oper8d.offline import EPOCH, OfflineRun, controller_for, reconcile_offline
 from oper8d.redaction import SensitiveValues, redact_strings, secret_values
@@ -301,10 +302,18 @@ _SERVER_SET = frozenset(
 
 
 def diff_cr(
-    bundle: Bundle, cr: Mapping[str, Any], cluster: DiffCluster, *, namespace: str = "default"
+    bundle: Bundle,
+    cr: Mapping[str, Any],
+    cluster: DiffCluster,
+    *,
+    namespace: str = "default",
+    schemas: KubeSchemas | None = None,
 ) -> DiffReport:
     """Compare what the operator would apply for ``cr`` with ``cluster``. ``namespace`` is
     used when a namespaced CR names none (kubectl's rule: the context's namespace).
+    ``schemas`` (holding the bundle's CRDs): the CR is checked against its CRD as the
+    API server would check its create, or its update of the live CR (CEL transition
+    rules against the live CR, unchanged fields ratcheted); a refusal is a ConfigError.
 
     Raises the render's fatal error (a ``ConfigError`` for a bad CR or template) and
     ``ClusterError`` when the cluster cannot be read; objects the server refuses to
@@ -326,6 +335,9 @@ def diff_cr(
     where = f"{kind.kind} {ns}/{name}" if ns else f"{kind.kind} {name}"
     live_cr = cluster.get(kind.api_version, kind.kind, name, ns)
     live_uid = ((live_cr or {}).get("metadata") or {}).get("uid")
+    warnings: list[str] = []
+    if schemas is not None:
+        warnings += _cr_refusals(schemas, body, live_cr, where)
     run = render_for_diff(
         bundle,
         body,
@@ -347,7 +359,6 @@ def diff_cr(
         for secret in cluster.list("v1", "Secret", ns, label_selector=f"{OWNER_LABEL}={live_uid}"):
             for value in secret_values(secret):
                 sensitive.add(value)
-    warnings: list[str] = []
     if not run.stable:
         warnings.append(
             f"the render of {where} did not complete ({run.redact(_why_incomplete(run))}): "
@@ -387,6 +398,21 @@ def diff_cr(
             after = released(obj, live_uid) if deletion_policy_of(obj) == "Orphan" else None
             diffs.append(compare(obj, after, sensitive))
     return DiffReport(tuple(diffs), tuple(errors), tuple(warnings))
+
+
+def _cr_refusals(schemas: KubeSchemas, body: Obj, live: Obj | None, where: str) -> list[str]:
+    """The CR against its CRD (create, or update of ``live``): a ConfigError naming the
+    fields the API server would refuse; the CEL rules not evaluated, as warnings."""
+    old = None if live is None else {k: v for k, v in live.items() if k != "status"}
+    found = schemas.validate({k: v for k, v in body.items() if k != "status"}, old)
+    if found.errors:
+        first = found.errors[0]
+        listed = "; ".join(str(f) for f in found.errors[:5])
+        verb = "update" if live is not None else "create"
+        raise ConfigError(
+            f"the API server would refuse this {verb} of {where}: {listed}", field=first.path
+        )
+    return [f"{where}: {line}" for line in found.unchecked]
 
 
 def diff_object(

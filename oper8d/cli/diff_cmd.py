@@ -75,6 +75,7 @@ def diff(bundle: str, cr_path: str, kubeconfig: str | None) -> None:
         fail(problems, hint=f"fix the CR ({cr_path}) and diff again", code=EXIT_ERROR)
 
     from oper8d.cli.run_cluster import api_client, context_namespace
+    from oper8d.cli.schemas import schemas_for
     from oper8d.cluster.kube import KubeCluster
     from oper8d.diff import diff_cr
 
@@ -88,6 +89,7 @@ def diff(bundle: str, cr_path: str, kubeconfig: str | None) -> None:
             cr.data,
             KubeCluster(client, field_manager=b.name),
             namespace=context_namespace(kubeconfig),
+            schemas=schemas_for(b),
         )
     except ClusterError as err:
         hint = "is the cluster reachable? (check --kubeconfig)" if err.status is None else None

@@ -9,7 +9,7 @@ never shows a traceback. Imports nothing from the kubernetes client.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -172,7 +172,10 @@ def load_cr_or_exit(path: str) -> CrInput:
 
 
 def cr_problems(
-    bundle: Bundle, cr: CrInput, schemas: KubeSchemas | None = None
+    bundle: Bundle,
+    cr: CrInput,
+    schemas: KubeSchemas | None = None,
+    live: Mapping[str, Any] | None = None,
 ) -> tuple[list[Problem], bool]:
     """Problems of a CR against the bundle, each placed at its line in the CR file, and
     whether any is fatal: the CR cannot be reconciled (no controller for its kind) or the
@@ -181,7 +184,9 @@ def cr_problems(
     cluster's admission). The reconciler's own rules (``engine.inputs``) add their
     findings: the spec's, "did you mean" for unknown fields included, and the config's
     that need no cluster (a config-defaults annotation that names no ConfigMap); whether
-    the named ConfigMap exists is left to the reconcile."""
+    the named ConfigMap exists is left to the reconcile. ``live``: the stored CR this one
+    would replace (``diff``): the CRD's CEL transition rules are checked against it. CEL
+    rules that cannot be evaluated are printed as warnings on stderr."""
     from oper8d.engine.inputs import resolve_inputs
     from oper8d.offline import check_cr_metadata, find_controller
 
@@ -200,7 +205,7 @@ def cr_problems(
     inputs = resolve_inputs(controller, cr.data, config_maps=None)
     problems += [_placed(cr, p) for p in (*inputs.spec_problems, *inputs.config_problems)]
     if schemas is not None and not fatal:
-        refused = _schema_problems(cr, schemas)
+        refused = _schema_problems(cr, schemas, live)
         fatal = bool(refused)
         covered = [p.field for p in problems if p.field]
         problems += [p for p in refused if not any(_nested(p.field, c) for c in covered)]
@@ -215,12 +220,19 @@ def _nested(a: str | None, b: str) -> bool:
     return inner == outer or inner.startswith((outer + ".", outer + "["))
 
 
-def _schema_problems(cr: CrInput, schemas: KubeSchemas) -> list[Problem]:
-    """Where the CR breaks its CRD's schema, as the API server checks it on create."""
+def _schema_problems(
+    cr: CrInput, schemas: KubeSchemas, live: Mapping[str, Any] | None
+) -> list[Problem]:
+    """Where the CR breaks its CRD's schema, as the API server checks it on create (on
+    update of ``live`` when given)."""
     body = {k: v for k, v in cr.data.items() if k != "status"}  # status is not written so
+    old = None if live is None else {k: v for k, v in live.items() if k != "status"}
+    found = schemas.validate(body, old)
+    for line in found.unchecked:
+        click.secho(f"warning: {cr.path}: {line}", fg="yellow", err=True)
     return [
         Problem(f"the API server would refuse the CR: {f.message}", cr.doc.pos(f.segments), f.path)
-        for f in schemas.validate(body).errors
+        for f in found.errors
     ]
 
 

@@ -10,7 +10,8 @@ unknown fields, types, required fields, enums, formats, base64 of Secret ``data`
 
 Problems are a ``ConfigError`` at the resource's position naming the object and each field
 path. A kind with no known schema (a custom resource whose CRD was not given) is checked
-for nothing; the reconcile records one warning per kind (``KindWarnings``).
+for nothing; the reconcile records one warning per kind (``KindWarnings``), and one per
+CEL rule of a CRD that could not be evaluated (``kubeschema.cel``).
 """
 
 from __future__ import annotations
@@ -59,8 +60,11 @@ def check_schema(
     ConfigError listing the fields the API server would refuse."""
     coerced: dict[str, Any]
     coerced, result = schemas.checked(obj)
-    if result.warning and warnings is not None:
-        warnings.once(result.warning)
+    if warnings is not None:
+        if result.warning:
+            warnings.once(result.warning)
+        for line in result.unchecked:  # CEL rules it could not evaluate: said, not passed
+            warnings.once(f"{ref_of(coerced)}: {line}")
     if result.ok:
         return coerced
     shown = [f"{f.path}: {f.message}" if f.path else f.message for f in result.errors]

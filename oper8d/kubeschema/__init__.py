@@ -24,9 +24,11 @@ built-in kinds the common cross-field rules of the apiserver's Go validation
 (``kubeschema.semantic``: restart policies, HPA bounds, Ingress hosts, node ports, a
 Service's ports, requests within limits, ...; ``bounds``, ``rbac``, ``kindrules``: integer
 bounds, RBAC rules, webhooks and more); for custom kinds also bounds, lengths,
-patterns, list types, junctors, ``x-kubernetes-preserve-unknown-fields`` and embedded
-resources. CEL rules (``x-kubernetes-validations``) and admission webhooks are not
-checked. See docs/kubernetes-schemas.md.
+patterns, list types, junctors, ``x-kubernetes-preserve-unknown-fields``, embedded
+resources and CEL rules (``x-kubernetes-validations``, ``kubeschema.cel``: ``validate(obj,
+old)`` runs transition rules on update; a rule it cannot evaluate is in
+``Validation.unchecked``). Admission webhooks and policies are not checked. See
+docs/kubernetes-schemas.md.
 """
 
 from oper8d.kubeschema.catalog import (

@@ -20,6 +20,7 @@ from typing import Any
 
 from oper8d.cachefiles import parsed_once
 from oper8d.fileio import FileRefused, FileTooLarge, read_bounded
+from oper8d.kubeschema.cel import CelValidator
 from oper8d.kubeschema.compile import OBJECT_META, Compiler
 from oper8d.kubeschema.crds import CustomKind, custom_kinds
 from oper8d.kubeschema.messages import Allow, Coercions, Errors, format_path, type_error
@@ -66,11 +67,13 @@ class Finding:
 
 @dataclass(frozen=True)
 class Validation:
-    """What ``validate`` found: errors the apiserver would reject the object for, and a
-    warning (instead of errors) when the kind has no known schema."""
+    """What ``validate`` found: errors the apiserver would reject the object for, a
+    warning (instead of errors) when the kind has no known schema, and the CEL rules
+    (``x-kubernetes-validations``) that could not be evaluated, each naming its field."""
 
     errors: tuple[Finding, ...] = ()
     warning: str | None = None
+    unchecked: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -171,6 +174,7 @@ class KubeSchemas:
         self._roots: dict[tuple[str, str], Node | None] = {}
         self._builtin = Compiler(self._defs, builtin=True)
         self._semantic = SemanticChecks(self._defs)
+        self._cel = CelValidator()
 
     # ------------------------------------------------------------------ loading
 
@@ -239,8 +243,10 @@ class KubeSchemas:
 
     # ----------------------------------------------------------------- checking
 
-    def validate(self, obj: Any) -> Validation:
-        """Check one rendered object (a plain dict) as the apiserver would on create."""
+    def validate(self, obj: Any, old: Any = None) -> Validation:
+        """Check one rendered object (a plain dict) as the apiserver would on create, or
+        on update of ``old`` (the stored object): CEL transition rules then run, and
+        rules over unchanged values are ratcheted (``kubeschema.cel``)."""
         errors: Errors = []
         if not isinstance(obj, dict):
             return _validation([((), type_error(obj, "object"))])
@@ -268,6 +274,16 @@ class KubeSchemas:
             selector_problems(obj, errors)
         if isinstance(source, str):  # a built-in kind: the Go validation's cross-field rules
             self._semantic.check(group, kind, source, obj, errors)
+        elif not errors and source.schema is not None:
+            # the apiserver runs the rules once the object has the schema's shape
+            if old is None:
+                report = self._cel.check(source.schema, obj)
+            else:
+                report = self._cel.check(source.schema, obj, old)
+            errors.extend(report.errors)
+            if report.unchecked:
+                found = _validation(errors)
+                return Validation(found.errors, found.warning, report.unchecked)
         return _validation(errors)
 
     def validate_metadata(self, meta: Any) -> Validation:

@@ -17,8 +17,8 @@ Built-in and custom schemas differ where the apiserver treats them differently:
   as server-side apply does;
 - custom: an ``object`` without properties keeps nothing, so any field in it is unknown
   unless ``x-kubernetes-preserve-unknown-fields``; bounds, patterns, list types and
-  ``allOf``/``anyOf``/``oneOf``/``not`` are checked; ``x-kubernetes-validations`` (CEL)
-  is not.
+  ``allOf``/``anyOf``/``oneOf``/``not`` are checked here; ``x-kubernetes-validations``
+  (CEL) by ``kubeschema.cel``, over the raw schema.
 """
 
 from __future__ import annotations

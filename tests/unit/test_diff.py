@@ -563,3 +563,26 @@ def test_a_changed_input_next_to_a_generated_password_shows_only_that_change() -
         "apps.v1.Deployment.default.notes-app"
     ]
     assert LIVE_PASSWORD not in report.text
+
+
+def test_a_cr_update_its_crds_transition_rules_refuse_is_an_error(tmp_path: Path) -> None:
+    from bundles import demo_cr, write_bundle
+
+    from oper8d.kubeschema import KubeSchemas
+    from oper8d.manifests import crd_for
+
+    rule = {"rule": "self.size >= oldSelf.size", "message": "size may only grow"}
+    schema = {
+        "type": "object",
+        "properties": {"size": {"type": "integer"}},
+        "x-kubernetes-validations": [rule],
+    }
+    demo = load_bundle(write_bundle(tmp_path / "b", "components: []", schema=schema))
+    schemas = KubeSchemas.builtin().with_crds([crd_for(demo.controllers[0])])
+    server = server_after_rollout(demo, demo_cr(size=3))
+    assert not diff_cr(demo, demo_cr(size=4), server, schemas=schemas).errors
+    with pytest.raises(ConfigError, match=r"would refuse this update of Demo .*size may only grow"):
+        diff_cr(demo, demo_cr(size=2), server, schemas=schemas)
+    # a create has no old object: the transition rule does not run, nothing is refused
+    created = diff_cr(demo, demo_cr(size=2), empty_server(), schemas=schemas)
+    assert "does not exist in the cluster" in created.warnings[0]

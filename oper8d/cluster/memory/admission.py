@@ -34,6 +34,7 @@ from oper8d.kinds import DNS_LABEL, group_of
 from oper8d.kubeschema import KubeSchemas
 from oper8d.kubeschema.immutable import immutable_changes
 from oper8d.kubeschema.objectmeta import NAME_RULES, subdomain_problem
+from oper8d.logs import Logger
 from oper8d.objects import Obj
 
 _MAX_ANNOTATIONS_BYTES = 256 * 1024
@@ -50,6 +51,9 @@ _SERVER_SET = frozenset({"creationTimestamp", "deletionTimestamp", "uid", "gener
 _SELECTING_WORKLOADS = frozenset(
     {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet"), ("apps", "DaemonSet")}
 )
+
+
+_LOG = Logger("oper8d.cluster.memory")
 
 
 def describe(obj: Mapping[str, Any]) -> str:
@@ -89,12 +93,21 @@ def mutate(new: Obj, old: Obj | None, allocate_cluster_ip: Callable[[], str]) ->
         spec.setdefault("clusterIPs", [ip])
 
 
-def check_values(new: Obj, schemas: KubeSchemas) -> None:
+def check_values(
+    new: Obj, schemas: KubeSchemas, old: Obj | None = None, warned: set[str] | None = None
+) -> None:
     """Raise when ``new`` breaks its kind's schema (types, required fields, enums, formats,
-    unknown kinds of a served group), as the API server does: 400 when a built-in kind's
-    body does not decode (a value of the wrong JSON type), 422 otherwise. A kind with no
-    known schema is not checked."""
-    result = schemas.validate(new)
+    unknown kinds of a served group, CEL rules: transition rules against ``old``, the
+    stored object, on update), as the API server does: 400 when a built-in kind's body
+    does not decode (a value of the wrong JSON type), 422 otherwise. A kind with no known
+    schema is not checked; a CEL rule that cannot be evaluated is logged once per
+    ``warned`` set (the store's)."""
+    result = schemas.validate(new, old)
+    for line in result.unchecked:
+        if warned is None or line not in warned:
+            _LOG.warning("%s: %s", describe(new), line)
+            if warned is not None:
+                warned.add(line)
     if result.ok:
         return
     shown = [str(f) for f in result.errors[:_MAX_SHOWN]]

@@ -118,6 +118,7 @@ class Store(DeletionMixin):
         self.events: deque[tuple[str, Obj]] = deque()
         self.record_events = False  # set while someone watches
         self._view = StoreView(self)
+        self._unchecked_seen: set[str] = set()  # CEL rules not evaluated, logged once
 
     # -- reads --------------------------------------------------------------------------
     def key(self, api_version: str, kind: str, name: str, namespace: str | None) -> Key:
@@ -256,7 +257,8 @@ class Store(DeletionMixin):
         if schemas.has_field(*kind, ("status",))[0] is not False:
             status = fields.clone(obj.get("status"))
             apply_status_defaults(status, *kind, schemas)
-            admission.check_values({**entry.obj, "status": status}, schemas)
+            new = {**entry.obj, "status": status}
+            admission.check_values(new, schemas, entry.obj, self._unchecked_seen)
             return self._write_status(key, status)
         return self._write_status(key, obj.get("status"))
 
@@ -288,7 +290,7 @@ class Store(DeletionMixin):
         entry = self._objects.get(key)
         old = entry.obj if entry else None
         # the API server's order: decode (types), mutate, validate
-        admission.check_values(new, self.list_types.schemas)
+        admission.check_values(new, self.list_types.schemas, old, self._unchecked_seen)
         admission.mutate(new, old, self._allocate_cluster_ip)
         admission.validate(new, old)
         if old is None:
