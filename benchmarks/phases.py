@@ -28,7 +28,10 @@ PHASES: tuple[tuple[str, tuple[str, ...]], ...] = (
         "declaration + schema checks",
         ("engine/declared.py", "engine/kubecheck.py", "kubeschema/", "fieldpaths.py"),
     ),
-    ("apply (in-memory server)", ("cluster/memory/", "cluster/listtypes.py", "cluster/fields.py")),
+    (
+        "in-memory API server (writes, copies of reads)",
+        ("cluster/memory/", "cluster/listtypes.py", "cluster/fields.py", "cluster/copies.py"),
+    ),
     ("apply (client side)", ("engine/deploy.py", "engine/deploy_phase.py", "engine/missing.py")),
     ("prune + ownership", ("engine/prune.py", "engine/ownership.py", "cluster/selectors.py")),
     ("readiness + verify", ("engine/readiness", "engine/verify", "engine/progress.py")),
