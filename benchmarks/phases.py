@@ -22,7 +22,8 @@ from types import FrameType
 #: (phase, path prefixes under oper8d/) in the order of a reconcile; first match wins
 PHASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("inputs", ("engine/inputs.py", "engine/config.py", "engine/temporary_patches.py")),
-    ("render", ("template/", "engine/render.py", "yamlio.py")),
+    ("render", ("template/", "engine/render.py")),
+    ("YAML output (yamlio)", ("yamlio.py", "render_output.py")),
     ("patch", ("engine/patch/",)),
     (
         "declaration + schema checks",

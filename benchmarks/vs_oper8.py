@@ -207,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--oper8-venv", type=Path, default=DEFAULT_VENV)
     parser.add_argument("--wheel", type=Path, help="install oper8 from this wheel")
     parser.add_argument("--no-phases", action="store_true", help="skip the phase breakdown")
+    parser.add_argument(
+        "--only-phases", action="store_true", help="only the phase breakdown (no oper8)"
+    )
     parser.add_argument("--quick", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--measure-oper8d", nargs=3, help=argparse.SUPPRESS)  # child mode
     args = parser.parse_args(argv)
@@ -217,11 +220,15 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.gen import write_bundle
 
     shapes = (("chain", 3), ("independent", 3)) if args.quick else SHAPES
-    python = ensure_oper8(args.oper8_venv, args.wheel)
     with tempfile.TemporaryDirectory(prefix="oper8d-vs-oper8-") as tmp:
         bundles = Path(tmp)
         for shape, n in shapes:
             write_bundle(bundles / f"{shape}-{n}", components=n, shape=shape)  # type: ignore[arg-type]
+        big = bundles / f"independent-{shapes[-1][1]}"
+        if args.only_phases:
+            print(phase_tables(big, repeat=2 if args.quick else 20))
+            return 0
+        python = ensure_oper8(args.oper8_venv, args.wheel)
         table, verdicts = paired_table(
             python, bundles, rounds=args.rounds, first=args.first, steady=args.steady, shapes=shapes
         )
@@ -231,7 +238,6 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(table)
         print()
-        big = bundles / f"independent-{shapes[-1][1]}"
         rate, objects = render_throughput(big, repeat=3 if args.quick else 10)
         met = "met" if rate >= GOAL_RENDER else "not met"
         print(
@@ -243,8 +249,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"- {verdict}")
         if not args.no_phases:
             print()
-            print(phase_tables(bundles / f"chain-{shapes[0][1]}", repeat=2 if args.quick else 5))
-            print(phase_tables(big, repeat=2 if args.quick else 5))
+            repeat = 2 if args.quick else 20  # a sample per 4 ms tick: enough of them
+            print(phase_tables(bundles / f"chain-{shapes[0][1]}", repeat=repeat))
+            print(phase_tables(big, repeat=repeat))
     return 0
 
 
