@@ -1,7 +1,8 @@
 """Where a reconcile's CPU goes, by phase: a sampling profile of the operation, each
 sample charged to the phase of the innermost oper8d module on the stack.
 
-Every millisecond of CPU time (``SIGPROF``), the handler looks at the running Python stack
+On each ``SIGPROF`` (asked for every millisecond of CPU time; the kernel sends at most one
+per tick, 4 ms at HZ=250), the handler looks at the running Python stack
 and charges the sample to the first oper8d frame it finds from the top: time spent outside
 oper8d (``copy.deepcopy``, Jinja, ``json``, libyaml...) counts for the oper8d code that
 called it, so "status" includes the copies status code asked for. Sampling costs little

@@ -287,11 +287,11 @@ def run_concurrent(
     calling thread instead, as ``run_serial`` runs it.
 
     Same failure and ``should_stop`` rules as ``run_serial``. Ready nodes are
-    submitted in topological order. ``executor`` (default: a private thread pool)
-    runs the rest of the work; scheduling stays in the calling thread. A ``BaseException`` that
-    is not an ``Exception`` (KeyboardInterrupt), from ``work`` or raised in the
-    calling thread, is re-raised once the work already in flight has finished, and
-    nothing new is started meanwhile.
+    submitted in topological order. ``executor`` (default: a private thread pool) runs
+    the other nodes; scheduling stays in the calling thread. A ``BaseException`` that is
+    not an ``Exception`` (KeyboardInterrupt), from ``work`` or raised in the calling
+    thread, is re-raised once the work already in flight has finished, and nothing new
+    is started meanwhile.
     """
     if max_workers < 1:
         raise ValueError(f"max_workers must be at least 1, got {max_workers}")

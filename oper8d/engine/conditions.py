@@ -133,9 +133,8 @@ def set_condition(
 
     ``status`` is not changed. The result is a new dict with a new ``conditions`` list;
     its other values, and the conditions it leaves as they were, are the input's own (a
-    status is replaced, never changed in place, so sharing them is safe, and a deep copy
-    of the whole status for each condition was most of a no-op reconcile's status cost).
-    A test holds it to the same call on a deep copy."""
+    status is replaced, never changed in place, so sharing them is safe and spares a deep
+    copy of the whole status per condition). A test holds it to the call on a deep copy."""
     new = dict(status or {})
     value = "True" if status_value else "False"
     conditions = [c for c in new.get("conditions") or () if isinstance(c, Mapping)]
