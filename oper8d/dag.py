@@ -282,14 +282,16 @@ def run_concurrent(
     should_stop: Callable[[], bool] | None = None,
 ) -> RunResult:
     """Run ``work(node)`` for every node on up to ``max_workers`` threads; a node is
-    submitted the moment its last upstream node completes.
+    submitted the moment its last upstream node completes. A node that is the only one
+    able to run (nothing in flight, nothing else ready: each link of a chain) runs in the
+    calling thread instead, as ``run_serial`` runs it.
 
     Same failure and ``should_stop`` rules as ``run_serial``. Ready nodes are
-    submitted in topological order. ``executor`` (default: a private thread pool)
-    runs the work; scheduling stays in the calling thread. A ``BaseException`` that
-    is not an ``Exception`` (KeyboardInterrupt), from ``work`` or raised in the
-    calling thread, is re-raised once the work already in flight has finished, and
-    nothing new is started meanwhile.
+    submitted in topological order. ``executor`` (default: a private thread pool) runs
+    the other nodes; scheduling stays in the calling thread. A ``BaseException`` that is
+    not an ``Exception`` (KeyboardInterrupt), from ``work`` or raised in the calling
+    thread, is re-raised once the work already in flight has finished, and nothing new
+    is started meanwhile.
     """
     if max_workers < 1:
         raise ValueError(f"max_workers must be at least 1, got {max_workers}")
@@ -362,16 +364,32 @@ class _Scheduler:
                 self.halted = self.stopped = True
                 return
             node = self.order[heapq.heappop(self.ready)]
+            if not self.in_flight and not self.ready:
+                # the only node that can run now: run it here, as ``run_serial`` would.
+                # Handing it to a worker and waiting would only add two thread switches
+                # (most of a chain's scheduling cost, and no parallelism to gain)
+                self._run_here(node)
+                continue
             future = executor.submit(self.work, node)
             self.in_flight[future] = node
             future.add_done_callback(self.finished.put)
+
+    def _run_here(self, node: str) -> None:
+        try:
+            self.work(node)
+        except BaseException as exc:  # recorded as a worker's would be (nothing is in flight)
+            self._done(node, exc)
+        else:
+            self._done(node, None)
 
     def _record(self, future: Future[None]) -> None:
         node = self.in_flight.pop(future)
         if future.cancelled():  # someone shut the given executor down: the node never ran
             self.halted = True
             return
-        error = future.exception()
+        self._done(node, future.exception())
+
+    def _done(self, node: str, error: BaseException | None) -> None:
         if error is None:
             self.completed.append(node)
             for nxt in self.graph.downstream(node):

@@ -279,6 +279,8 @@ class _Parser:
         return Selector(tuple(terms))
 
 
+@functools.lru_cache(maxsize=1024)  # pure, and a Selector is immutable: every list of a
+# CR's owned objects sends the same few selector strings again
 def parse_selector(text: str) -> Selector:
     """Parse the string form (``"app=web,tier in (a,b),!legacy"``); "" selects everything."""
     return _Parser(text).selector()

@@ -22,7 +22,6 @@ Ready (same lastTransitionTime and observedGeneration rules):
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -133,8 +132,13 @@ def set_condition(
     """A new status with condition ``type_`` set. ``lastTransitionTime`` is kept when the
     status value ("True"/"False") is unchanged and becomes ``now`` otherwise. The
     condition keeps its place in the list (new ones go last); other keys an older
-    writer left on it (oper8's ``lastTransactionTime``) are dropped."""
-    new = copy.deepcopy(dict(status or {}))
+    writer left on it (oper8's ``lastTransactionTime``) are dropped.
+
+    ``status`` is not changed. The result is a new dict with a new ``conditions`` list;
+    its other values, and the conditions it leaves as they were, are the input's own (a
+    status is replaced, never changed in place, so sharing them is safe and spares a deep
+    copy of the whole status per condition). A test holds it to the call on a deep copy."""
+    new = dict(status or {})
     value = "True" if status_value else "False"
     conditions = [c for c in new.get("conditions") or () if isinstance(c, Mapping)]
     index = next((i for i, c in enumerate(conditions) if c.get("type") == type_), None)
@@ -168,8 +172,8 @@ def with_conditions(
     now: datetime,
     observed_generation: int | None,
 ) -> dict[str, Any]:
-    """``set_condition`` for each of ``conditions``, in order."""
-    new = copy.deepcopy(dict(status or {}))
+    """``set_condition`` for each of ``conditions``, in order (``status`` is not changed)."""
+    new = dict(status or {})
     for c in conditions:
         new = set_condition(
             new,

@@ -127,7 +127,7 @@ def start_status(
         and ready.get("observedGeneration") == generation
         and ready.get("reason") != ReadyReason.STABLE
     ):
-        return copy.deepcopy(current)
+        return current  # a new dict; its values are replaced, never changed in place
     conditions: tuple[Condition, ...]
     if reconciled is None:
         conditions = (ready_condition(ReadyReason.INITIALIZING, INITIAL_ROLLOUT_STARTED),)
@@ -138,7 +138,7 @@ def start_status(
             updating_condition(UpdatingReason.VERSION_CHANGE, message),
         )
     else:
-        return copy.deepcopy(current)
+        return current  # a new dict; its values are replaced, never changed in place
     new = with_conditions(current, *conditions, now=now, observed_generation=generation)
     new = with_kstatus_conditions(new, now=now, observed_generation=generation)
     return _with_kind_status(new, kind)

@@ -228,6 +228,13 @@ class Informer(InformerReader):
             obj = self._store.get((namespace or "", name))
             return copy_obj(obj) if obj is not None else None
 
+    def count(self, predicate: Callable[[Obj], bool]) -> int:
+        """How many stored objects ``predicate`` accepts, without copying any (a metrics
+        scrape counts every cached CR). ``predicate`` sees the stored objects themselves
+        and must not change them."""
+        with self._lock:
+            return sum(1 for _key, obj in self._store.items() if predicate(obj))
+
     def list(self, namespace: str | None = None, label_selector: str | None = None) -> list[Obj]:
         """Stored objects, optionally in one namespace and matching a label selector,
         ordered by (namespace, name) as the API server orders them."""

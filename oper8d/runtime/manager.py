@@ -118,8 +118,10 @@ class Manager(ManagerWiring):
         sharding = self.sharding
         if sharding is None:
             return 0.0
-        crs = [cr for c in self.controllers for inf in c.cr_informers for cr in inf.list()]
-        return float(sum(1 for cr in crs if sharding.accepts(cr)))
+        # the CR informers (no label selector): counted in place, no copy of each CR
+        kinds = {f"{c.resource.api_version}/{c.resource.kind}" for c in self.bundle.controllers}
+        informers = [inf for key, inf in self.informers.items() if key[0] in kinds and not key[1]]
+        return float(sum(inf.count(sharding.accepts) for inf in informers))
 
     def _on_shard_change(self, sharding: Sharding) -> None:
         wanted = sharding.wanted()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -215,3 +216,101 @@ def test_sampling_calls_the_operation_once_per_repetition_after_setup() -> None:
     assert calls[6:] == ["loop"] * 8
     assert len(samples) == 3 and len(samples.cpu_seconds) == 3
     assert len(per_op) == 2
+
+
+def test_the_phase_breakdown_charges_a_reconcile_to_its_phases(tmp_path: Path) -> None:
+    from benchmarks.bench_reconcile import Fixture
+    from benchmarks.phases import OTHER, PHASES, breakdown, markdown, phase_of
+
+    assert phase_of("/x/oper8d/engine/status.py") == "status"
+    assert phase_of("/x/oper8d/kubeschema/nodes.py") == "declaration + schema checks"
+    assert phase_of("/x/oper8d/engine/session.py") == OTHER
+    assert phase_of("/usr/lib/python3.11/copy.py") is None
+    generated = write_bundle(tmp_path / "b", components=3, shape="chain")
+    bundle = load_bundle(generated.path)
+    fixture = Fixture(bundle, generated.cr, 1)
+    rows = breakdown(fixture.reconcile, repeat=30)
+    assert rows and abs(sum(r.share for r in rows) - 1) < 1e-6
+    known = {p for p, _ in PHASES} | {OTHER, "outside oper8d (benchmark harness)"}
+    assert {r.phase for r in rows} <= known
+    assert "| phase | ms/op | share |" in markdown("steady", rows)
+
+
+def test_the_oper8_comparison_pairs_both_sides_per_shape(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # oper8 itself is never installed in the project's environment: its child is stood
+    # in for here; the oper8d child runs for real
+    from benchmarks import vs_oper8
+
+    generated = write_bundle(tmp_path / "chain-2", components=2, shape="chain")
+    measured = vs_oper8.measure_oper8d(generated.path, 1, 2)
+    assert measured["ready"] and len(measured["first"]) == 1 and len(measured["steady"]) == 2
+    assert len(measured["first_serial"]) == 1 and len(measured["steady_serial"]) == 2
+
+    def fake_oper8(_python: Path, shape: str, n: int, first: int, steady: int) -> dict[str, Any]:
+        return {"first": [0.030] * first, "steady": [0.020] * steady}
+
+    def fake_oper8d(_bundle: Path, first: int, steady: int) -> dict[str, Any]:
+        return {
+            "first": [0.005] * first,
+            "steady": [0.004] * steady,
+            "first_serial": [0.003] * first,
+            "steady_serial": [0.001] * steady,
+            "ready": True,
+        }
+
+    monkeypatch.setattr(vs_oper8, "oper8_child", fake_oper8)
+    monkeypatch.setattr(vs_oper8, "oper8d_child", fake_oper8d)
+    table, verdicts = vs_oper8.paired_table(
+        Path("python"), tmp_path, rounds=2, first=1, steady=1, shapes=(("chain", 2),)
+    )
+    assert "| chain of 2 | first | 30.0 ms | 5.0 ms | 0.17 | 3.0 ms | 0.10 | ≤ 0.33: met |" in table
+    row = (
+        "| chain of 2 | steady no-op | 20.0 ms | 4.0 ms | 0.20 | 1.0 ms | 0.05 | ≤ 0.10: not met |"
+    )
+    assert row in table
+    assert verdicts == ["chain of 2, first: 0.17 (met)", "chain of 2, steady no-op: 0.20 (not met)"]
+
+
+def test_the_oper8_side_builds_the_objects_the_generated_bundle_renders(tmp_path: Path) -> None:
+    # the comparison is fair only if both sides deploy the same objects: oper8's
+    # components (dicts, or text parsed with libyaml) against oper8d's offline render
+    import yaml
+
+    from benchmarks import oper8_child
+    from benchmarks.bench_render import offline_render
+
+    generated = write_bundle(tmp_path / "b", components=2, shape="independent")
+    run, _text = offline_render(load_bundle(generated.path), generated.cr)
+    ours = {(o["kind"], o["metadata"]["name"]): o for o in run.applied.values()}
+    for index in range(2):
+        comp = f"c{index:03d}"
+        values = {
+            "component": comp,
+            "app": f"bench-{comp}",
+            "config_name": f"bench-{comp}-config",
+            "version": "1.0.0",
+            "image": "ghcr.io/example/app",
+            "replicas": 2,
+            "port": 8080,
+            "log_level": "info",
+        }
+        built = oper8_child.objects(values)
+        assert list(yaml.safe_load_all(oper8_child.TEXT.format(**values))) == built
+        for theirs in built:
+            mine = ours[(theirs["kind"], theirs["metadata"]["name"])]
+            for key in ("data", "spec"):
+                if key in theirs:
+                    assert _without_defaults(mine[key], theirs[key]) == theirs[key]
+            labels = theirs["metadata"].get("labels", {})
+            assert labels.items() <= mine["metadata"].get("labels", {}).items()
+
+
+def _without_defaults(live: Any, sent: Any) -> Any:
+    """``live`` cut down to the fields ``sent`` has (the server adds defaults)."""
+    if isinstance(sent, dict) and isinstance(live, dict):
+        return {k: _without_defaults(live.get(k), v) for k, v in sent.items()}
+    if isinstance(sent, list) and isinstance(live, list):
+        return [_without_defaults(a, b) for a, b in zip(live, sent, strict=False)]
+    return live

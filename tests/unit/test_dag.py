@@ -437,3 +437,37 @@ def test_runners_agree_on_who_completes_fails_and_never_starts(
         assert all(done_at[u] < done_at[d] for u, d in graph.edges if d in done_at)
     # With one worker the concurrent runner submits in the serial runner's order.
     assert one_worker.completed == serial.completed
+
+
+def test_a_node_that_alone_can_run_runs_in_the_calling_thread_and_peers_on_workers() -> None:
+    # a chain's links have nothing to run beside them: a hand-off to a worker would only
+    # cost thread switches. Peers still run on the workers.
+    here = threading.get_ident()
+    where: dict[str, bool] = {}
+    lock = threading.Lock()
+
+    def work(node: str) -> None:
+        with lock:
+            where[node] = threading.get_ident() == here
+
+    graph = Graph(["a", "b", "c", "d"], [("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")])
+    assert run_concurrent(graph, work, max_workers=2).ok()
+    assert where == {"a": True, "b": False, "c": False, "d": True}
+
+
+def test_a_failure_or_an_interrupt_in_the_calling_thread_counts_as_a_workers_would() -> None:
+    def fail_b(node: str) -> None:
+        if node == "b":
+            raise RuntimeError("b broke")
+
+    chain = Graph(["a", "b", "c"], [("a", "b"), ("b", "c")])
+    result = run_concurrent(chain, fail_b, max_workers=4)
+    assert result.completed == ("a",)
+    assert set(result.failed) == {"b"} and result.unstarted == {"c"}
+
+    def interrupt(node: str) -> None:
+        if node == "a":
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_concurrent(chain, interrupt, max_workers=4)

@@ -226,3 +226,22 @@ def test_the_cache_keeps_no_managed_fields_nor_kubectls_last_applied_copy(
                 assert meta["annotations"] == {"keep": "me"}
     finally:
         assert informer.stop()
+
+
+def test_count_answers_as_a_filtered_list_would_without_copying_the_cache(
+    api: MemoryApi, start: Callable[..., tuple[Informer, Heard]]
+) -> None:
+    # the shard gauge counts every cached CR on each /metrics scrape
+    for i in range(5):
+        api.create(configmap(f"cm{i}", tier="web" if i % 2 else "db"))
+    informer, heard = start()
+    heard.wait_for(5)
+    seen: list[Obj] = []
+
+    def web(obj: Obj) -> bool:
+        seen.append(obj)
+        return (obj["metadata"].get("labels") or {}).get("tier") == "web"
+
+    assert informer.count(web) == sum(1 for o in informer.list() if web(o)) == 2
+    stored = seen[:5]  # what count handed over: the cached objects, not copies
+    assert all(informer.count(lambda o, s=s: o is s) == 1 for s in stored)

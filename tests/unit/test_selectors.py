@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -9,6 +11,7 @@ from hypothesis import strategies as st
 from oper8d.cluster.selectors import (
     Requirement,
     Selector,
+    _Parser,
     format_selector,
     matches,
     parse_selector,
@@ -184,3 +187,22 @@ def test_a_selector_from_labels_selects_every_superset(
     pairs: dict[str, str], extra: dict[str, str]
 ) -> None:
     assert matches({"matchLabels": pairs}, {**extra, **pairs})
+
+
+@pytest.mark.parametrize(
+    "text", ["", "a=b", "a!=b,c in (x,y)", "!legacy", "n>1", "oper8d.io/owner=u1"]
+)
+def test_a_parsed_selector_is_remembered_and_equals_a_fresh_parse(text: str) -> None:
+    # parse_selector is cached (prune lists with the same strings on every reconcile):
+    # the cached answer is the one the parser gives, and is shared, so it must be immutable
+    fresh = _Parser(text).selector()
+    assert parse_selector(text) == fresh
+    assert parse_selector(text) is parse_selector(text)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        parse_selector(text).requirements = ()  # type: ignore[misc]
+
+
+def test_an_invalid_selector_fails_every_time_it_is_parsed() -> None:
+    for _ in range(2):  # a failure is not cached as an answer
+        with pytest.raises(ClusterError):
+            parse_selector("a in (")
