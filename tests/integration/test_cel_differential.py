@@ -26,11 +26,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from apiserver import ApiServer
 from harness import wait_for
-from test_kubeschema_real import _send
 
 from oper8d.cluster.memory import MemoryCluster
-from oper8d.envtest import Environment
 from oper8d.errors import ClusterError
 from oper8d.kubeschema import KubeSchemas
 
@@ -314,15 +313,15 @@ def _offline_verdict(
 
 
 @pytest.fixture(scope="module")
-def installed(envtest: Environment) -> KubeSchemas:
+def installed(apiserver: ApiServer) -> KubeSchemas:
     crd = celcheck_crd()
-    status, text = _send(
-        envtest, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd
+    status, text = apiserver.send(
+        "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd
     )
     assert status in (201, 409), text
 
     def served() -> bool:
-        return _send(envtest, "POST", COLLECTION, _obj("probe", {}), "?dryRun=All")[0] == 201
+        return apiserver.send("POST", COLLECTION, _obj("probe", {}), "?dryRun=All")[0] == 201
 
     wait_for("the CelCheck CRD to be served", served, timeout=30)
     return KubeSchemas.builtin().with_crds([crd])
@@ -354,31 +353,31 @@ def _tally(
         disagreements.append(f"{part}: apiserver {real}, offline {offline[:2]}: {describe}")
 
 
-def test_cel_verdicts_match_the_apiserver(envtest: Environment, installed: KubeSchemas) -> None:
+def test_cel_verdicts_match_the_apiserver(apiserver: ApiServer, installed: KubeSchemas) -> None:
     rnd = random.Random(20)
     disagreements: list[str] = []
     memory = MemoryCluster(schemas=installed)
     memory.register_kind(f"{GROUP}/v1", "CelCheck", namespaced=True)
     for i, (part, spec) in enumerate(_creates(rnd)):
         obj = _obj("c", spec)
-        real = _real_verdict(*_send(envtest, "POST", COLLECTION, obj, "?dryRun=All"))
+        real = _real_verdict(*apiserver.send("POST", COLLECTION, obj, "?dryRun=All"))
         offline = _offline_verdict(installed, obj, None)
         in_memory = _memory_verdict(memory, _obj(f"c{i}", spec), None)
         _tally(part, real, offline, in_memory, disagreements, json.dumps(spec))
     for i, (part, before, after) in enumerate(_updates(rnd)):
         name = f"u{i}-{''.join(rnd.choice(string.ascii_lowercase) for _ in range(5))}"
-        status, text = _send(envtest, "POST", COLLECTION, _obj(name, before))
+        status, text = apiserver.send("POST", COLLECTION, _obj(name, before))
         assert status == 201, text
         stored = json.loads(text)
         new = _obj(name, after)
         new["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
-        real = _real_verdict(*_send(envtest, "PUT", f"{COLLECTION}/{name}", new, "?dryRun=All"))
+        real = _real_verdict(*apiserver.send("PUT", f"{COLLECTION}/{name}", new, "?dryRun=All"))
         offline = _offline_verdict(installed, new, stored)
         in_memory = _memory_verdict(memory, _obj(name, after), _obj(name, before))
         _tally(
             f"update {part}", real, offline, in_memory, disagreements, json.dumps([before, after])
         )
-        _send(envtest, "DELETE", f"{COLLECTION}/{name}", {})
+        apiserver.send("DELETE", f"{COLLECTION}/{name}", {})
     print(f"\nCEL differential: {dict(CEL_DIFFERENTIAL)}")
     assert disagreements == []
     assert CEL_DIFFERENTIAL["agree refused"] >= 50 and CEL_DIFFERENTIAL["agree accepted"] >= 50
