@@ -11,10 +11,8 @@ from typing import Any, Literal
 
 from oper8d import yamlio
 from oper8d.cluster.memory.admission import sorted_keys
-from oper8d.engine.deploy import (
-    HASH_ANNOTATION,
-    identity,
-)
+from oper8d.engine.deploy import identity
+from oper8d.engine.unchanged import HASH_ANNOTATION
 from oper8d.objects import Obj
 from oper8d.redaction import SensitiveValues, redact_strings
 

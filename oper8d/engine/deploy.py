@@ -18,10 +18,6 @@ kept across reconciles) remembers what the server made of our last apply.
 
 from __future__ import annotations
 
-import base64
-import copy
-import hashlib
-import json
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +28,15 @@ from oper8d.cluster.base import Cluster, Method, Propagation
 from oper8d.engine.config import INTERNAL_NAME_ANNOTATION, passthrough_annotations
 from oper8d.engine.leave import FieldPath, update_body, without
 from oper8d.engine.ownership import refuse_foreign
+from oper8d.engine.unchanged import (
+    HASH_ANNOTATION,
+    applied_hash,
+    as_stored,
+    content_hash,
+    is_current,
+    projection_digest,
+    sorted_hash,
+)
 from oper8d.errors import ClusterError, PreconditionError
 from oper8d.fieldpaths import format_field_path, parse_field_path
 from oper8d.kinds import api_version_problem, group_of, is_cluster_scoped
@@ -40,7 +45,6 @@ from oper8d.objects import DELETION_POLICY_ANNOTATION, MANAGED_BY_LABEL, OWNER_L
 
 log = Logger("oper8d.deploy")
 
-HASH_ANNOTATION = "oper8d.io/applied-hash"
 COMPONENT_ANNOTATION = "oper8d.io/component"
 #: the fields of an object left to other controllers (``leaveToOthers``), comma-separated
 LEAVE_ANNOTATION = "oper8d.io/leave-to-others"
@@ -82,7 +86,7 @@ class AppliedMemory:
             with self._lock:
                 self._seen.pop(uid, None)
             return
-        entry = (_hash_of(wanted) or "", projection_digest(live, wanted))
+        entry = (applied_hash(wanted) or "", projection_digest(live, wanted))
         with self._lock:
             self._seen.pop(uid, None)  # re-insert: the oldest entries go first
             self._seen[uid] = entry
@@ -94,7 +98,7 @@ class AppliedMemory:
         with self._lock:
             seen = self._seen.get(uid) if uid else None
         return seen is not None and seen == (
-            _hash_of(wanted) or "",
+            applied_hash(wanted) or "",
             projection_digest(live, wanted),
         )
 
@@ -206,7 +210,7 @@ class DeployManager:
         if HASH_ANNOTATION in annotations:
             annotations[HASH_ANNOTATION] = content_hash(ours)
         else:
-            annotations[HASH_ANNOTATION] = _sha(ours)
+            annotations[HASH_ANNOTATION] = sorted_hash(ours)
         return obj
 
     # -- writes --------------------------------------------------------------------------
@@ -346,108 +350,6 @@ def inventory_of(cr: Obj) -> list[str]:
         for api_version, _, kind in keys
         if kind.isascii() and kind.isalnum() and api_version_problem(api_version) is None
     )
-
-
-def content_hash(obj: Obj) -> str:
-    """sha256 of what we want, independent of key order (the hash annotation excluded)."""
-    body = copy.copy(obj)
-    meta = dict(body.get("metadata") or {})
-    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != HASH_ANNOTATION}
-    meta["annotations"] = annotations
-    body["metadata"] = meta
-    return _sha(body)
-
-
-#: ``json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)`` without
-#: building an encoder per call (every object a render applies is hashed)
-_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
-
-
-def _sha(body: Obj) -> str:
-    # sorted keys: the hash must not depend on the order a template or patch wrote keys in
-    return hashlib.sha256(_CANONICAL_JSON(body).encode()).hexdigest()[:32]
-
-
-def is_current(wanted: Obj, live: Obj) -> bool:
-    """True when the live object was written from this exact rendering and still holds it.
-
-    The hash says our intent has not changed since the last successful apply; the subset
-    check says nobody changed what we own since (drift is corrected by the next apply).
-    """
-    wanted_hash = _hash_of(wanted)
-    return (
-        wanted_hash is not None
-        and wanted_hash == _hash_of(live)
-        and _contains(live, as_stored(wanted))
-    )
-
-
-def as_stored(obj: Obj) -> Obj:
-    """``obj`` with the API server's known rewrites done: a Secret's ``stringData`` folded
-    into ``data`` (base64), as the server stores it."""
-    if obj.get("kind") != "Secret" or obj.get("apiVersion") != "v1":
-        return obj
-    string_data = obj.get("stringData")
-    if not isinstance(string_data, dict):
-        return obj
-    stored = {k: v for k, v in obj.items() if k != "stringData"}
-    data = dict(obj.get("data") or {})
-    for key, value in string_data.items():
-        data[key] = base64.b64encode(str(value).encode()).decode()
-    stored["data"] = data
-    return stored
-
-
-def projection_digest(live: Obj, wanted: Obj) -> str:
-    """A digest of the live object's values at the paths ``wanted`` sets."""
-    return hashlib.sha256(_CANONICAL_JSON(_project(live, wanted)).encode()).hexdigest()[:32]
-
-
-_ABSENT = "\x00absent"
-
-
-def _project(live: Any, wanted: Any) -> Any:
-    """``live``'s values at the paths of ``wanted`` (``_ABSENT`` where it has none)."""
-    if type(live) is type(wanted) and live == wanted and type(live) in (dict, list):
-        # equal in C: the same keys and lengths all the way down, so the projection holds
-        # every value of ``live`` and is ``live`` itself (the digest sorts keys)
-        return live
-    if isinstance(wanted, dict):
-        if not isinstance(live, dict):
-            return _ABSENT if live is None else live
-        return {k: _project(live[k], v) if k in live else _ABSENT for k, v in wanted.items()}
-    if isinstance(wanted, list) and isinstance(live, list) and len(live) == len(wanted):
-        return [_project(a, b) for a, b in zip(live, wanted, strict=True)]
-    return live
-
-
-def _hash_of(obj: Obj) -> str | None:
-    return ((obj.get("metadata") or {}).get("annotations") or {}).get(HASH_ANNOTATION)
-
-
-def _contains(live: Any, wanted: Any) -> bool:
-    """Whether ``live`` holds every field of ``wanted`` with the same value (lists whole)."""
-    if isinstance(wanted, dict):
-        if not isinstance(live, dict):
-            return False
-        for key, value in wanted.items():
-            if key not in live:
-                return False
-            found = live[key]
-            # equal values contain each other: one comparison in C settles most subtrees
-            # (labels, containers the server did not default) without a Python walk
-            if found is value or (type(found) is type(value) and found == value):
-                continue
-            if not _contains(found, value):
-                return False
-        return True
-    if isinstance(wanted, list):
-        return (
-            isinstance(live, list)
-            and len(live) == len(wanted)
-            and all(_contains(a, b) for a, b in zip(live, wanted, strict=True))
-        )
-    return bool(live == wanted)
 
 
 def _copied(value: Any) -> Any:

@@ -11,7 +11,8 @@ from bundles import Harness, build
 
 from oper8d.cluster.base import Method, Obj
 from oper8d.cluster.memory import MemoryCluster
-from oper8d.engine.deploy import DeployManager, as_stored, is_current
+from oper8d.engine.deploy import DeployManager
+from oper8d.engine.unchanged import as_stored, is_current
 
 CR = {
     "apiVersion": "demo.oper8d.io/v1alpha1",

@@ -14,14 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from oper8d.cluster.memory import MemoryCluster
-from oper8d.engine.deploy import (
-    HASH_ANNOTATION,
-    AppliedMemory,
-    DeployManager,
-    content_hash,
-    is_current,
-    projection_digest,
-)
+from oper8d.engine.deploy import AppliedMemory, DeployManager
+from oper8d.engine.unchanged import HASH_ANNOTATION, content_hash, is_current, projection_digest
 
 CR = {
     "apiVersion": "demo.oper8d.io/v1alpha1",

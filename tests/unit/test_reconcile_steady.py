@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from bundles import Harness, build, condition
 
-from oper8d.engine.deploy import HASH_ANNOTATION
+from oper8d.engine.unchanged import HASH_ANNOTATION
 
 SCHEMA = {
     "type": "object",
