@@ -237,6 +237,11 @@ class ChangeTracker:
             self._in_flight[id(recorder)] = []
         return recorder
 
+    def covers(self, recorder: RecordingCluster) -> bool:
+        """Whether the feed reports a change of everything ``recorder``'s reconcile read."""
+        reads = recorder.reads
+        return reads.covered and not reads.unseen
+
     def finish(self, uid: str, recorder: RecordingCluster, fingerprint: str, stable: bool) -> None:
         """Keep the record of a reconcile that left the CR stable, read only what the feed
         sees and saw each object at one version, unless something it read changed while
@@ -245,7 +250,7 @@ class ChangeTracker:
             changes = self._in_flight.pop(id(recorder), [])
             self._drop(uid)
             reads = recorder.reads
-            if not stable or not reads.covered or reads.unseen or not reads.consistent:
+            if not stable or not self.covers(recorder) or not reads.consistent:
                 return
             if not all(seen.consistent() for seen in reads.objects.values()):
                 return

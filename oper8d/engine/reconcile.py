@@ -64,6 +64,9 @@ class ReconcileResult:
     stable: bool = False
     #: nothing it depends on changed since its last stable reconcile: nothing was done
     skipped: bool = False
+    #: everything it read is reported by the change feed (``ChangeTracker.covers``): any
+    #: change that could end a wait wakes the CR, so a waiting CR needs no short requeue
+    watched: bool = False
     #: internal name -> the object as applied, in the order the rollout applied them
     applied: dict[str, Obj] = field(default_factory=dict)
     #: references among the rendered objects that cannot resolve (``engine.references``);
@@ -157,6 +160,7 @@ class Reconciler:
             recording.cluster = recorder
             result = recording._reconcile_live(cr)
             stable = result.stable
+            result.watched = changes.covers(recorder)
             # what the next reconcile will be handed: the CR with our finalizer/inventory,
             # at a version any later change of it (its status too) moves past
             fingerprint = cr_fingerprint(recorder.as_left(cr), self._digest)

@@ -16,7 +16,9 @@ inputs did not change is skipped, and one whose owned objects drifted is not.
 A CR waiting for its objects to become ready is requeued after the bundle's
 ``whileWaiting``, doubled at each consecutive wait up to ``max_wait_requeue``: the owned
 objects' events wake it the moment one changes, so the timed requeue is only a safety net
-(for readiness no watched object reports) and need not poll.
+(for readiness no watched object reports) and need not poll. When everything its reconcile
+read is watched (``ReconcileResult.watched``), the requeue is ``max_wait_requeue`` at once:
+a change that could end the wait is an event.
 
 What it needs of its collaborators is declared here as protocols (``EventSource``,
 ``CrSource``, ``Reconciles``), so it runs over fakes in the unit tests; time comes from
@@ -300,6 +302,8 @@ class ControllerRuntime:
             return after
         n = self._waits.get(key, 0)
         self._waits[key] = n + 1
+        if result.watched:  # its objects' events wake it: the timer is only a safety net
+            return max(after, self.max_wait_requeue)
         return min(after * 2.0 ** min(n, 32), max(after, self.max_wait_requeue))
 
     def _warn(self, cr: Obj, warnings: Sequence[Problem]) -> None:

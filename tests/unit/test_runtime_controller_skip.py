@@ -160,3 +160,24 @@ def test_a_rollout_is_not_woken_again_by_the_echoes_of_its_own_writes(tmp_path: 
     repaired = api.get("v1", "ConfigMap", "demo-a", NAMESPACE)
     assert repaired is not None and repaired["data"]["x"] == "1"
     assert not controller.process_next(timeout=0)  # the repair's echo wakes nothing
+
+
+def test_a_reconcile_says_whether_the_feed_watches_all_it_read(tmp_path: Path) -> None:
+    bundle = build(tmp_path, "components:\n" + configmap("web", data="{level: info}"))
+    spec = bundle.controllers[0]
+
+    def first_reconcile(watch_configmaps: bool) -> bool:
+        clock = FakeClock()
+        api = MemoryCluster(clock=clock.now, uid_factory=sequential_uids("w"))
+        api.register_kind(API_VERSION, KIND, namespaced=True)
+        changes = ChangeTracker(clock=clock)
+        changes.watch(API_VERSION, KIND)
+        if watch_configmaps:
+            changes.watch("v1", "ConfigMap", None, OWNER_LABEL)
+        options = ReconcilerOptions(field_manager="demo", clock=clock, changes=changes)
+        meta = {"name": "demo", "namespace": NAMESPACE}
+        cr = api.create({"apiVersion": API_VERSION, "kind": KIND, "metadata": meta, "spec": {}})
+        return Reconciler(bundle, spec, api, options).reconcile_object(cr).watched
+
+    assert first_reconcile(watch_configmaps=True)
+    assert not first_reconcile(watch_configmaps=False)  # a wait then keeps its short timer

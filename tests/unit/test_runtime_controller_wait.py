@@ -83,3 +83,30 @@ def test_a_wait_on_a_precondition_backs_off_too(spec: ControllerSpec) -> None:  
     rig.crs.emit("ADDED", rig.create_cr())
     assert rig.run_ready() == 1
     assert reconciles_within(rig, 60) == 2  # 10 s, then 20 s: not every 10 s
+
+
+class WatchedWaiting(Waiting):
+    """Waiting, on objects the informers all watch (``ReconcileResult.watched``)."""
+
+    def __call__(self, cr: object) -> ReconcileResult:
+        result = super().__call__(cr)
+        result.watched = not self.ready
+        return result
+
+
+def test_a_wait_on_watched_objects_needs_no_short_timer(spec: ControllerSpec) -> None:  # noqa: F811
+    script = WatchedWaiting()
+    rig = Rig(spec, script)
+    rig.controller.max_wait_requeue = 300.0
+    cr = rig.create_cr()
+    rig.crs.emit("ADDED", cr)
+    assert rig.run_ready() == 1
+    # a change that ends the wait is an event: no timer within the safety net's 300 s
+    assert reconciles_within(rig, 299) == 0
+    assert reconciles_within(rig, 1) == 1
+    script.ready = True
+    owned = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "x", "namespace": cr["metadata"]["namespace"], "resourceVersion": "9",
+        "labels": {OWNER_LABEL: cr["metadata"]["uid"]}}}  # fmt: skip
+    rig.owned.emit("MODIFIED", owned)
+    assert rig.run_ready() == 1
