@@ -5,12 +5,10 @@ objects are left without oper8d's marks, Retain ones survive the CR and the coll
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubernetes import client
-from test_kube_cluster import crd, install_crd, new_namespace
+from test_immutable_real import cluster, namespace  # noqa: F401  (the fixtures)
 
 from oper8d.cluster.kube import KubeCluster
 from oper8d.engine.reconcile import Reconciler, ReconcilerOptions
@@ -23,22 +21,10 @@ pytestmark = pytest.mark.integration
 DEADLINE = 60.0
 
 
-@pytest.fixture
-def cluster(k8s: client.ApiClient) -> Iterator[KubeCluster]:
-    kube = KubeCluster(k8s)
-    install_crd(k8s, kube, crd("demo.oper8d.io", KIND, "demos", version="v1alpha1"))
-    yield kube
-
-
-@pytest.fixture
-def namespace(cluster: KubeCluster) -> Iterator[str]:
-    ns = new_namespace(cluster)
-    yield ns
-    cluster.delete("v1", "Namespace", ns)
-
-
 def test_teardown_waits_on_a_foreign_finalizer_then_releases_and_retains(
-    cluster: KubeCluster, namespace: str, tmp_path: Path
+    cluster: KubeCluster,  # noqa: F811
+    namespace: str,  # noqa: F811
+    tmp_path: Path,
 ) -> None:
     bundle = build(tmp_path, POLICIES)
     (controller,) = bundle.controllers

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from bundles import API_VERSION, KIND, NAMESPACE, build, configmap, is_ready
 
+from oper8d.bundle.model import Bundle
 from oper8d.clock import FakeClock
 from oper8d.cluster.memory import MUTATING_VERBS, MemoryCluster, sequential_uids
 from oper8d.engine.fingerprint import ChangeTracker
@@ -56,11 +57,12 @@ class WatchedSource:
         return self.objects.get(uid)
 
 
-def test_resync_of_a_stable_cr_is_free_and_owned_drift_is_still_corrected(tmp_path: Path) -> None:
-    bundle = build(tmp_path, "components:\n" + configmap("web", data="{level: info}"))
+def _running(bundle: Bundle) -> tuple[MemoryCluster, ControllerRuntime]:
+    """The in-memory cluster and a controller over it whose informers are fed by its watch
+    (CRs, and ConfigMaps by the owner label), with a ChangeTracker; one worker, stepped."""
     spec = bundle.controllers[0]
     clock = FakeClock()
-    api = MemoryCluster(clock=clock.now, uid_factory=sequential_uids("skip"))
+    api = MemoryCluster(clock=clock.now, uid_factory=sequential_uids("rig"))
     api.register_kind(API_VERSION, KIND, namespaced=True)
     crs = WatchedSource(API_VERSION, KIND)
     owned = WatchedSource("v1", "ConfigMap", OWNER_LABEL)
@@ -80,6 +82,12 @@ def test_resync_of_a_stable_cr_is_free_and_owned_drift_is_still_corrected(tmp_pa
         clock=clock,
         changes=changes,
     )
+    return api, controller
+
+
+def test_resync_of_a_stable_cr_is_free_and_owned_drift_is_still_corrected(tmp_path: Path) -> None:
+    bundle = build(tmp_path, "components:\n" + configmap("web", data="{level: info}"))
+    api, controller = _running(bundle)
 
     def run_ready() -> int:
         steps = 0
@@ -122,28 +130,7 @@ def test_a_rollout_is_not_woken_again_by_the_echoes_of_its_own_writes(tmp_path: 
         tmp_path,
         "components:\n" + configmap("a", data="{x: '1'}") + configmap("b", data="{y: '2'}"),
     )
-    spec = bundle.controllers[0]
-    clock = FakeClock()
-    api = MemoryCluster(clock=clock.now, uid_factory=sequential_uids("echo"))
-    api.register_kind(API_VERSION, KIND, namespaced=True)
-    crs = WatchedSource(API_VERSION, KIND)
-    owned = WatchedSource("v1", "ConfigMap", OWNER_LABEL)
-    api.watch(crs.feed)
-    api.watch(owned.feed)
-    changes = ChangeTracker(clock=clock)
-    options = ReconcilerOptions(field_manager="demo", max_workers=1, clock=clock, changes=changes)
-    controller = ControllerRuntime(
-        bundle=bundle,
-        spec=spec,
-        cluster=api,
-        reconciler=Reconciler(bundle, spec, api, options),
-        queue=WorkQueue(clock=clock, base_delay=1.0, rate_per_second=float("inf")),
-        cr_informers=[crs],
-        owned_informers=[owned],
-        metrics=Metrics(controllers=[spec.name], runtime_collectors=False),
-        clock=clock,
-        changes=changes,
-    )
+    api, controller = _running(bundle)
     meta = {"name": "demo", "namespace": NAMESPACE}
     api.create({"apiVersion": API_VERSION, "kind": KIND, "metadata": meta, "spec": {}})
     assert controller.process_next(timeout=0)
