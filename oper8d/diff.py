@@ -50,6 +50,7 @@ from oper8d.engine.deploy import (
     inventory_of,
     kind_key,
     left_fields,
+    list_owned,
     object_key,
 )
 from oper8d.engine.immutable import planned_refusal
@@ -58,7 +59,7 @@ from oper8d.engine.prune import prunable
 from oper8d.engine.session import KnownRandoms, SeededRandoms, generated_values
 from oper8d.engine.teardown import deletion_policy_of, released
 from oper8d.errors import ClusterError, ConfigError
-from oper8d.kinds import is_cluster_scoped, ref_of
+from oper8d.kinds import ref_of
 from oper8d.kubeschema import KubeSchemas
 from oper8d.objects import OWNER_LABEL, Obj
 from oper8d.offline import EPOCH, OfflineRun, controller_for, reconcile_offline
@@ -314,16 +315,7 @@ def _unrendered_owned(
     reconciler's own rule (``engine.prune.prunable``), sorted by identity."""
     rollout = run.last.rollout if run.results else None
     processed = set(rollout.summary.deployed) if rollout is not None else set()
-    owned: list[Obj] = []
-    for key in sorted(kinds):
-        api_version, _, kind = key.rpartition("/")
-        ns = None if is_cluster_scoped(api_version, kind) else namespace
-        try:
-            owned += cluster.list(api_version, kind, ns, label_selector=f"{OWNER_LABEL}={uid}")
-        except ClusterError as err:
-            if err.status == 404:  # a kind the server no longer serves has no objects
-                continue
-            raise
+    owned = list_owned(cluster, uid, namespace, kinds)
     return sorted(prunable(owned, controller, processed, rendered), key=object_key)
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oper8d.bundle.model import DeletionPolicy
-from oper8d.cluster.base import Cluster, Method, Propagation
+from oper8d.cluster.base import Cluster, ClusterReader, Method, Propagation
 from oper8d.engine.config import INTERNAL_NAME_ANNOTATION, passthrough_annotations
 from oper8d.engine.leave import FieldPath, update_body, without
 from oper8d.engine.ownership import refuse_foreign
@@ -281,20 +281,30 @@ class DeployManager:
     # -- ownership -----------------------------------------------------------------------
     def owned(self) -> list[Obj]:
         """Live objects carrying this CR's owner label, of every kind in the inventory."""
-        if not self.cr_uid:
-            return []
-        found: list[Obj] = []
         with self._lock:
-            kinds = sorted(self.inventory)
-        for key in kinds:
-            api_version, _, kind = key.rpartition("/")
-            ns = None if is_cluster_scoped(api_version, kind) else self.cr_namespace
-            found.extend(
-                self.cluster.list(
-                    api_version, kind, ns, label_selector=f"{OWNER_LABEL}={self.cr_uid}"
-                )
-            )
-        return found
+            kinds = set(self.inventory)
+        return list_owned(self.cluster, self.cr_uid, self.cr_namespace, kinds)
+
+
+def list_owned(
+    reader: ClusterReader, uid: str, namespace: str | None, kinds: Iterable[str]
+) -> list[Obj]:
+    """Live objects carrying the owner label of the CR with ``uid`` (in ``namespace``), of
+    each of ``kinds`` (``apiVersion/kind``, as the inventory names them), kinds in sorted
+    order. A kind the server no longer serves (404) has none. The one way the reconciler's
+    prune and teardown, ``oper8d diff`` and ``oper8d trace`` find what a CR owns."""
+    if not uid:
+        return []
+    found: list[Obj] = []
+    for key in sorted(kinds):
+        api_version, _, kind = key.rpartition("/")
+        ns = None if is_cluster_scoped(api_version, kind) else namespace
+        try:
+            found += reader.list(api_version, kind, ns, label_selector=f"{OWNER_LABEL}={uid}")
+        except ClusterError as err:
+            if err.status != 404:
+                raise
+    return found
 
 
 def identity(obj: Obj) -> tuple[str, str, str, str | None]:

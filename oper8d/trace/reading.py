@@ -13,10 +13,9 @@ from typing import Any
 
 from oper8d.bundle.model import Bundle, ControllerSpec
 from oper8d.cluster.base import ClusterReader, Method, Propagation
-from oper8d.engine.deploy import inventory_of
+from oper8d.engine.deploy import inventory_of, list_owned
 from oper8d.errors import ClusterError, Oper8dError
-from oper8d.kinds import is_cluster_scoped
-from oper8d.objects import OWNER_LABEL, Obj, ObjView
+from oper8d.objects import Obj, ObjView
 from oper8d.trace.model import Manager, ObjectTrace, Verdict
 
 __all__ = [
@@ -110,19 +109,7 @@ def owned_objects(reader: ClusterReader, cr: Obj) -> list[Obj]:
     (as the reconciler's prune and finalizer find them); a kind the server no longer
     serves has none."""
     meta = cr.get("metadata") or {}
-    uid = meta.get("uid")
-    if not uid:
-        return []
-    found: list[Obj] = []
-    for key in inventory_of(cr):
-        api_version, _, kind = key.rpartition("/")
-        ns = None if is_cluster_scoped(api_version, kind) else meta.get("namespace")
-        try:
-            found += reader.list(api_version, kind, ns, label_selector=f"{OWNER_LABEL}={uid}")
-        except ClusterError as err:
-            if err.status != 404:
-                raise
-    return found
+    return list_owned(reader, str(meta.get("uid") or ""), meta.get("namespace"), inventory_of(cr))
 
 
 def managers_of(obj: ObjView) -> tuple[Manager, ...]:

@@ -119,3 +119,23 @@ def test_render_says_what_a_disabled_component_would_release_and_keeps_quiet_on_
         "# would delete (component 'app' is disabled): v1 ConfigMap default/demo-app",
         "# would release (component 'app' is disabled): v1 ConfigMap default/demo-app-o",
     ]
+
+
+def test_a_kind_the_server_no_longer_serves_owns_nothing() -> None:
+    # prune, teardown, diff and trace find what a CR owns with one function; an inventory
+    # kind whose CRD is gone (404) must not fail the CR's reconcile or teardown forever
+    from oper8d.engine.deploy import list_owned
+    from oper8d.errors import ClusterError
+
+    class Reader:
+        def get(self, *args: object) -> None:
+            return None
+
+        def list(self, api_version: str, kind: str, *args: object, **kwargs: object) -> list:  # type: ignore[type-arg]
+            if kind == "Gone":
+                raise ClusterError("the server could not find the requested resource", status=404)
+            return [{"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}]
+
+    found = list_owned(Reader(), "uid-1", NS, ["v1/ConfigMap", "example.com/v1/Gone"])  # type: ignore[arg-type]
+    assert [o["kind"] for o in found] == ["ConfigMap"]
+    assert list_owned(Reader(), "", NS, ["v1/ConfigMap"]) == []  # type: ignore[arg-type]
