@@ -25,7 +25,11 @@ from typing import Any
 
 from oper8d.bundle.model import DeletionPolicy
 from oper8d.cluster.base import Cluster, ClusterReader, Method, Propagation
-from oper8d.engine.config import INTERNAL_NAME_ANNOTATION, passthrough_annotations
+from oper8d.engine.config import (
+    INTERNAL_NAME_ANNOTATION,
+    PASSTHROUGH_ANNOTATIONS,
+    passthrough_annotations,
+)
 from oper8d.engine.leave import FieldPath, update_body, without
 from oper8d.engine.ownership import refuse_foreign
 from oper8d.engine.unchanged import (
@@ -284,6 +288,16 @@ class DeployManager:
         with self._lock:
             kinds = set(self.inventory)
         return list_owned(self.cluster, self.cr_uid, self.cr_namespace, kinds)
+
+
+#: the CR's annotations ``prepare`` copies onto what it applies
+PASSTHROUGH = frozenset(PASSTHROUGH_ANNOTATIONS)
+
+
+def stamped_annotation(key: str) -> bool:
+    """Whether ``prepare`` may have put annotation ``key`` on an object: oper8d's own
+    (``oper8d.io/...``, the internal name) and those passed through from the CR."""
+    return key.startswith("oper8d.io/") or key == INTERNAL_NAME_ANNOTATION or key in PASSTHROUGH
 
 
 def list_owned(

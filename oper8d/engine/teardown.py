@@ -35,14 +35,11 @@ from oper8d.engine.conditions import (
     with_conditions,
     with_kstatus_conditions,
 )
-from oper8d.engine.deploy import DeployManager, component_of, identity
+from oper8d.engine.deploy import DeployManager, component_of, identity, stamped_annotation
 from oper8d.kinds import ref_of
 from oper8d.objects import DELETION_POLICY_ANNOTATION, MANAGED_BY_LABEL, OWNER_LABEL, Obj
 
 __all__ = ["Blocker", "deleting_status", "deletion_policy_of", "prune", "released", "tear_down"]
-
-#: the prefix of every label and annotation oper8d puts on the objects it applies
-_OURS = "oper8d.io/"
 
 
 def deletion_policy_of(obj: Obj) -> DeletionPolicy:
@@ -68,7 +65,9 @@ def released(live: Obj, cr_uid: str) -> Obj:
         for k, v in (meta.get("labels") or {}).items()
         if k != OWNER_LABEL and not (k == MANAGED_BY_LABEL and v == "oper8d")
     }
-    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if _OURS not in k}
+    annotations = {
+        k: v for k, v in (meta.get("annotations") or {}).items() if not stamped_annotation(k)
+    }
     for key, value in (("labels", labels), ("annotations", annotations)):
         if value:
             meta[key] = value

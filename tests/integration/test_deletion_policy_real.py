@@ -79,6 +79,8 @@ def test_teardown_waits_on_a_foreign_finalizer_then_releases_and_retains(
         meta = cluster.get("v1", "ConfigMap", name, namespace)["metadata"]  # type: ignore[index]
         assert not meta.get("ownerReferences"), meta
         assert OWNER_LABEL not in (meta.get("labels") or {}), meta
-        assert not [k for k in meta.get("annotations") or {} if k.startswith("oper8d.io/")]
+        assert not [
+            k for k in meta.get("annotations") or {} if k.startswith(("oper8d.io/", "oper8."))
+        ]
     kept = cluster.get("v1", "ConfigMap", "demo-kept", namespace)["metadata"]  # type: ignore[index]
     assert kept["labels"][OWNER_LABEL] == uid and not kept.get("ownerReferences")

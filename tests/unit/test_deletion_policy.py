@@ -18,7 +18,7 @@ API, KIND, NS = "demo.oper8d.io/v1alpha1", "Demo", "default"
 def _oper8d_marks(obj: dict) -> list[str]:  # type: ignore[type-arg]
     meta = obj["metadata"]
     marks = [k for k in meta.get("labels") or {} if "oper8d" in k]
-    marks += [k for k in meta.get("annotations") or {} if "oper8d.io/" in k]
+    marks += [k for k in meta.get("annotations") or {} if k.startswith(("oper8d.io/", "oper8."))]
     return marks + [r["uid"] for r in meta.get("ownerReferences") or []]
 
 
