@@ -36,10 +36,19 @@ from oper8d.engine.conditions import (
     with_kstatus_conditions,
 )
 from oper8d.engine.deploy import DeployManager, component_of, identity, stamped_annotation
+from oper8d.errors import ClusterError
 from oper8d.kinds import ref_of
 from oper8d.objects import DELETION_POLICY_ANNOTATION, MANAGED_BY_LABEL, OWNER_LABEL, Obj
 
-__all__ = ["Blocker", "deleting_status", "deletion_policy_of", "prune", "released", "tear_down"]
+__all__ = [
+    "Blocker",
+    "deleting_status",
+    "deletion_policy_of",
+    "prune",
+    "release",
+    "released",
+    "tear_down",
+]
 
 
 def deletion_policy_of(obj: Obj) -> DeletionPolicy:
@@ -112,7 +121,7 @@ def tear_down(
         for obj in by_component.get(component, []):
             policy = deletion_policy_of(obj)
             if policy == "Orphan":
-                cluster.update(released(obj, deployer.cr_uid))
+                release(cluster, obj, deployer.cr_uid)
             elif policy == "Delete" and delete:
                 deployer.delete(obj)
                 blocker = _still_there(cluster, obj)
@@ -128,9 +137,25 @@ def prune(cluster: Cluster, deployer: DeployManager, objs: Iterable[Obj]) -> Non
     for obj in objs:
         policy = deletion_policy_of(obj)
         if policy == "Orphan":
-            cluster.update(released(obj, deployer.cr_uid))
+            release(cluster, obj, deployer.cr_uid)
         elif policy == "Delete":
             deployer.delete(obj)
+
+
+def release(cluster: Cluster, obj: Obj, cr_uid: str) -> None:
+    """Write ``obj`` back :func:`released`. ``obj`` may be a cached copy behind the server:
+    on a conflict (409) the live object is read and released instead; one gone (404) needs
+    nothing."""
+    try:
+        cluster.update(released(obj, cr_uid))
+    except ClusterError as err:
+        if err.status == 404:
+            return
+        if err.status != 409:
+            raise
+        live = cluster.get(*identity(obj))
+        if live is not None:
+            cluster.update(released(live, cr_uid))
 
 
 def _still_there(cluster: Cluster, obj: Obj) -> Blocker | None:

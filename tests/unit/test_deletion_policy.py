@@ -139,3 +139,25 @@ def test_a_kind_the_server_no_longer_serves_owns_nothing() -> None:
     found = list_owned(Reader(), "uid-1", NS, ["v1/ConfigMap", "example.com/v1/Gone"])  # type: ignore[arg-type]
     assert [o["kind"] for o in found] == ["ConfigMap"]
     assert list_owned(Reader(), "", NS, ["v1/ConfigMap"]) == []  # type: ignore[arg-type]
+
+
+def test_an_orphan_released_from_a_stale_copy_is_released_from_the_live_one(
+    tmp_path: Path,
+) -> None:
+    # prune and teardown list objects from the informers' cache, which may be behind
+    import copy
+
+    from oper8d.engine.teardown import release
+
+    h = Harness(build(tmp_path, POLICIES))
+    h.create({})
+    h.settle()
+    stale = copy.deepcopy(h.get("ConfigMap", "demo-handed"))
+    assert stale is not None
+    live = copy.deepcopy(stale)
+    live["metadata"]["labels"]["team"] = "data"  # someone else wrote it since
+    h.cluster.update(live, field_manager="someone")
+    release(h.cluster, stale, h.cr()["metadata"]["uid"])
+    orphan = h.get("ConfigMap", "demo-handed")
+    assert orphan is not None and _oper8d_marks(orphan) == []
+    assert orphan["metadata"]["labels"] == {"team": "data"}  # their change kept
