@@ -16,11 +16,10 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oper8d.cachefiles import parsed_once
 from oper8d.fileio import FileRefused, FileTooLarge, read_bounded
-from oper8d.kubeschema.cel import CelValidator
 from oper8d.kubeschema.compile import OBJECT_META, Compiler
 from oper8d.kubeschema.crds import CustomKind, custom_kinds
 from oper8d.kubeschema.messages import Allow, Coercions, Errors, format_path, type_error
@@ -42,6 +41,9 @@ from oper8d.kubeschema.objectmeta import (
 )
 from oper8d.kubeschema.semantic import SemanticChecks
 from oper8d.limits import LimitExceeded, Limits
+
+if TYPE_CHECKING:  # (imported when first used: see KubeSchemas._rules)
+    from oper8d.kubeschema.cel import CelValidator
 
 DATA_PACKAGE = "oper8d.kubeschema.data"
 DEFAULT_VERSION = "v1.34.4"
@@ -174,7 +176,8 @@ class KubeSchemas:
         self._roots: dict[tuple[str, str], Node | None] = {}
         self._builtin = Compiler(self._defs, builtin=True)
         self._semantic = SemanticChecks(self._defs)
-        self._cel = CelValidator()
+        #: made when a custom kind's object is first checked (``_rules``)
+        self._cel: CelValidator | None = None
 
     # ------------------------------------------------------------------ loading
 
@@ -277,14 +280,24 @@ class KubeSchemas:
         elif not errors and source.schema is not None:
             # the apiserver runs the rules once the object has the schema's shape
             if old is None:
-                report = self._cel.check(source.schema, obj)
+                report = self._rules().check(source.schema, obj)
             else:
-                report = self._cel.check(source.schema, obj, old)
+                report = self._rules().check(source.schema, obj, old)
             errors.extend(report.errors)
             if report.unchecked:
                 found = _validation(errors)
                 return Validation(found.errors, found.warning, report.unchecked)
         return _validation(errors)
+
+    def _rules(self) -> CelValidator:
+        """The CEL evaluator, imported only when a custom kind is checked: ``validate`` and
+        ``render`` of a bundle of built-in kinds never load it."""
+        with self._lock:
+            if self._cel is None:
+                from oper8d.kubeschema.cel import CelValidator
+
+                self._cel = CelValidator()
+            return self._cel
 
     def validate_metadata(self, meta: Any) -> Validation:
         """Check only the types and formats of an object's ``metadata`` (ObjectMeta), such

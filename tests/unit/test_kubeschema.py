@@ -219,3 +219,16 @@ def test_a_custom_kind_named_like_a_cluster_scoped_one_is_namespaced() -> None:
     assert is_cluster_scoped("rbac.authorization.k8s.io/v1", "ClusterRole")
     assert not is_cluster_scoped("example.com/v1", "ClusterRole")
     assert not is_cluster_scoped("example.com/v1", "Namespace")
+
+
+def test_checking_built_in_kinds_loads_no_cel() -> None:
+    # CEL rules belong to custom kinds: a bundle of built-in kinds never pays for them
+    code = (
+        "import sys, oper8d.kubeschema as k; "
+        "k.KubeSchemas.builtin().validate({'apiVersion': 'v1', 'kind': 'ConfigMap', "
+        "'metadata': {'name': 'a'}}); "
+        "cel = ('oper8d.kubeschema.cel', 'cel_expr_python'); "
+        "print(any(m.startswith(cel) for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
