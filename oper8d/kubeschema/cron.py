@@ -30,7 +30,8 @@ _DESCRIPTORS = frozenset(
 )
 
 #: Go's ``time.ParseDuration``: an optional sign, then one or more decimal numbers with units
-_GO_DURATION = re.compile(r"[-+]?(?:0|(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+)")
+#: (each number has one way to match, so a long invalid value fails in linear time)
+_GO_DURATION = re.compile(r"[-+]?(?:0|(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+)")
 
 
 def schedule_problem(schedule: str) -> str | None:
@@ -43,7 +44,7 @@ def schedule_problem(schedule: str) -> str | None:
     if fields[0].startswith("@"):
         return _descriptor_problem(schedule.strip())
     if len(fields) != 5:
-        return f"expected exactly 5 fields, found {len(fields)}: {fields}"
+        return f"expected exactly 5 fields, found {len(fields)}: {_short(str(fields))}"
     for text, (_name, low, high, names) in zip(fields, _FIELDS, strict=True):
         for part in text.split(","):
             problem = _range_problem(part, low, high, names)
@@ -60,17 +61,18 @@ def _descriptor_problem(spec: str) -> str | None:
         duration = spec[len(every) :]
         if _GO_DURATION.fullmatch(duration):
             return None
-        return f"failed to parse duration {spec}: time: invalid duration {duration!r}"
-    return f"unrecognized descriptor: {spec}"
+        shown = _short(duration)
+        return f"failed to parse duration {_short(spec)}: time: invalid duration {shown!r}"
+    return f"unrecognized descriptor: {_short(spec)}"
 
 
 def _range_problem(expr: str, low: int, high: int, names: dict[str, int]) -> str | None:
     range_and_step = expr.split("/")
     if len(range_and_step) > 2:
-        return f"too many slashes: {expr}"
+        return f"too many slashes: {_short(expr)}"
     low_and_high = range_and_step[0].split("-")
     if len(low_and_high) > 2:
-        return f"too many hyphens: {expr}"
+        return f"too many hyphens: {_short(expr)}"
     if low_and_high[0] in ("*", "?"):
         start, end = low, high
     else:
@@ -87,13 +89,13 @@ def _range_problem(expr: str, low: int, high: int, names: dict[str, int]) -> str
         if len(low_and_high) == 1 and low_and_high[0] not in ("*", "?"):
             end = high  # "N/step" is "N-high/step"
         if step == 0:
-            return f"step of range should be a positive number: {expr}"
+            return f"step of range should be a positive number: {_short(expr)}"
     if start < low:
-        return f"beginning of range ({start}) below minimum ({low}): {expr}"
+        return f"beginning of range ({start}) below minimum ({low}): {_short(expr)}"
     if end > high:
-        return f"end of range ({end}) above maximum ({high}): {expr}"
+        return f"end of range ({end}) above maximum ({high}): {_short(expr)}"
     if start > end:
-        return f"beginning of range ({start}) beyond end of range ({end}): {expr}"
+        return f"beginning of range ({start}) beyond end of range ({end}): {_short(expr)}"
     return None
 
 
@@ -105,8 +107,19 @@ def _value(text: str, names: dict[str, int]) -> int:
 def _number(text: str) -> int:
     """Go's ``strconv.Atoi`` of a field, refused when negative, as the parser does."""
     if not re.fullmatch(r"[+-]?\d+", text):
-        raise ValueError(f"failed to parse int from {text}: strconv.Atoi: parsing {text!r}")
+        shown = _short(text)
+        raise ValueError(f"failed to parse int from {shown}: strconv.Atoi: parsing {shown!r}")
+    if len(text.lstrip("+-").lstrip("0")) > 18:  # past int64 for Go; slow or refused by int()
+        shown = _short(text)
+        raise ValueError(
+            f"failed to parse int from {shown}: strconv.Atoi: parsing {shown!r}: value out of range"
+        )
     value = int(text)
     if value < 0:
-        raise ValueError(f"negative number ({value}) not allowed: {text}")
+        raise ValueError(f"negative number ({_short(str(value))}) not allowed: {_short(text)}")
     return value
+
+
+def _short(text: str, keep: int = 60) -> str:
+    """``text`` as a message quotes it: a CR value may be long."""
+    return text if len(text) <= keep else text[:keep] + "…"

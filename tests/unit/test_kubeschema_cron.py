@@ -54,3 +54,17 @@ def test_a_bad_schedule_is_an_error_at_the_field() -> None:
     }
     errors = KubeSchemas.builtin().validate(cronjob).errors
     assert any("spec.schedule" in str(e) and "above maximum (59)" in str(e) for e in errors), errors
+
+
+def test_a_huge_hostile_schedule_is_refused_at_once_and_quoted_short() -> None:
+    import time
+
+    for schedule in ("@every " + "1" * 200_000 + "x", "1" * 200_000 + " * * * *"):
+        started = time.process_time()
+        problem = schedule_problem(schedule)
+        assert problem is not None and len(problem) < 300
+        assert time.process_time() - started < 1.0  # (a backtracking pattern took 5 s at 20k)
+
+
+def test_leading_zeros_are_a_number_not_an_overflow() -> None:
+    assert schedule_problem("0 0 0000000000000000001 * *") is None
